@@ -1,0 +1,27 @@
+"""The attention engine: pure computation on numpy or torch. It never imports Qt."""
+
+from attention_explorer.engine.backend import Backend, available_backends, torch_installed
+from attention_explorer.engine.compute import compute
+from attention_explorer.engine.config import AttentionConfig, divisors
+from attention_explorer.engine.errors import AttentionInputError
+from attention_explorer.engine.explain import CellExplanation, explain
+from attention_explorer.engine.inputs import AttentionInputs, validate_inputs
+from attention_explorer.engine.trace import ALL_STAGES, PER_HEAD_STAGES, SQUARE_STAGES, Trace
+
+__all__ = [
+    "ALL_STAGES",
+    "PER_HEAD_STAGES",
+    "SQUARE_STAGES",
+    "AttentionConfig",
+    "AttentionInputError",
+    "AttentionInputs",
+    "Backend",
+    "CellExplanation",
+    "Trace",
+    "available_backends",
+    "compute",
+    "divisors",
+    "explain",
+    "torch_installed",
+    "validate_inputs",
+]

@@ -1,0 +1,117 @@
+"""Array backends: numpy always; torch (cpu, cuda, mps) only when asked for.
+
+torch is never imported at module import time, so the default app starts fast and the
+packaged build without torch works.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from dataclasses import dataclass
+
+from attention_explorer.engine.errors import AttentionInputError
+
+DTYPES = ("float32", "float64")
+
+
+@dataclass(frozen=True)
+class Backend:
+    """Which library and device run the engine: ``Backend("torch", "cuda:0")``."""
+
+    name: str = "numpy"
+    device: str = "cpu"
+
+    @property
+    def label(self) -> str:
+        """A short human name, e.g. ``numpy`` or ``torch cuda:0``."""
+        return self.name if self.name == "numpy" else f"{self.name} {self.device}"
+
+
+def torch_installed() -> bool:
+    """True when torch can be imported (without importing it)."""
+    return importlib.util.find_spec("torch") is not None
+
+
+def available_backends() -> list[Backend]:
+    """Every backend and device usable here: numpy first, then torch cpu, cuda:N, mps.
+
+    Imports torch (slow, once) only when it is installed.
+    """
+    found = [Backend("numpy", "cpu")]
+    if not torch_installed():
+        return found
+    try:
+        torch = importlib.import_module("torch")
+    except Exception:  # a broken torch install must not take the app down
+        return found
+    found.append(Backend("torch", "cpu"))
+    if torch.cuda.is_available():
+        found.extend(Backend("torch", f"cuda:{i}") for i in range(torch.cuda.device_count()))
+    mps = getattr(torch.backends, "mps", None)
+    if mps is not None and mps.is_available():
+        found.append(Backend("torch", "mps"))
+    return found
+
+
+class ArrayLib:
+    """The namespace, dtype and device one compute call runs with.
+
+    ``xp`` is an array-API namespace (array_api_compat's numpy or torch wrapper), so the
+    engine writes each formula once.
+    """
+
+    def __init__(self, backend: Backend, dtype: str = "float32"):
+        if dtype not in DTYPES:
+            raise AttentionInputError("dtype", f"{dtype!r} is not one of {', '.join(DTYPES)}")
+        self.backend = backend
+        if backend.name == "numpy":
+            if backend.device != "cpu":
+                raise AttentionInputError("device", "numpy runs on the cpu only")
+            import numpy as np
+            from array_api_compat import numpy as xp
+
+            self.xp = xp
+            self.dtype = getattr(np, dtype)
+            self.device = "cpu"
+        elif backend.name == "torch":
+            if not torch_installed():
+                raise AttentionInputError(
+                    "backend",
+                    "torch is not installed here; install it (pip install torch) or use numpy",
+                )
+            torch = importlib.import_module("torch")
+            from array_api_compat import torch as xp
+
+            self.xp = xp
+            self.dtype = getattr(torch, dtype)
+            if backend.device == "mps" and dtype == "float64":
+                raise AttentionInputError("dtype", "Apple's mps device has no float64; use float32")
+            try:
+                self.device = torch.device(backend.device)
+                torch.empty(0, device=self.device)
+            except Exception as exc:
+                raise AttentionInputError(
+                    "device", f"torch cannot use device {backend.device!r} here ({exc})"
+                ) from None
+        else:
+            raise AttentionInputError("backend", f"{backend.name!r} is not one of numpy, torch")
+
+    def asarray(self, values):
+        """Move a numpy array (or nested list) onto this backend's device and dtype."""
+        return self.xp.asarray(values, dtype=self.dtype, device=self.device)
+
+    def asbool(self, values):
+        """A boolean array on this backend's device."""
+        return self.xp.asarray(values, dtype=self.xp.bool, device=self.device)
+
+    @staticmethod
+    def to_numpy(array):
+        """Any backend's array as a numpy array (copied off a GPU when needed)."""
+        import numpy as np
+
+        if array is None:
+            return None
+        if hasattr(array, "detach"):
+            return array.detach().cpu().numpy()
+        return np.asarray(array)

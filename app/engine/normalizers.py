@@ -1,0 +1,53 @@
+"""Row normalizers that turn masked scores into attention weights, for any array namespace."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def softmax(xp, masked, allowed):
+    """Stable softmax over the last axis; a row with no allowed key gives zeros.
+
+    ``masked [.., n, m]`` holds -inf at hidden keys. Subtracting the row max (0 for a fully
+    masked row) keeps exp() from overflowing.
+    """
+    row_max = xp.max(masked, axis=-1, keepdims=True)  # [.., n, 1]
+    row_max = xp.where(xp.isfinite(row_max), row_max, xp.zeros_like(row_max))
+    exps = xp.exp(masked - row_max)  # [.., n, m], 0 at hidden keys
+    total = xp.sum(exps, axis=-1, keepdims=True)  # [.., n, 1]
+    total = xp.where(total > 0, total, xp.ones_like(total))
+    return exps / total
+
+
+def sparsemax(xp, masked, allowed):
+    """Sparsemax (Martins & Astudillo, 2016): the Euclidean projection onto the simplex.
+
+    Gives exact zeros for low scores. With z sorted descending, k* is the largest k with
+    1 + k z_k > sum_{j<=k} z_j, tau = (sum_{j<=k*} z_j - 1) / k*, and p = max(z - tau, 0).
+    """
+    z_sorted = xp.sort(masked, axis=-1, descending=True)  # [.., n, m]
+    cumsum = xp.cumulative_sum(z_sorted, axis=-1)  # [.., n, m]
+    m = masked.shape[-1]
+    k = xp.arange(1, m + 1, dtype=masked.dtype, device=getattr(masked, "device", None))
+    support = (1 + k * z_sorted) > cumsum  # [.., n, m], a prefix of each row
+    k_star = xp.sum(xp.astype(support, masked.dtype), axis=-1, keepdims=True)  # [.., n, 1]
+    support_sum = xp.sum(
+        xp.where(support, z_sorted, xp.zeros_like(z_sorted)), axis=-1, keepdims=True
+    )
+    tau = (support_sum - 1) / xp.where(k_star > 0, k_star, xp.ones_like(k_star))  # [.., n, 1]
+    shifted = masked - tau
+    return xp.where(shifted > 0, shifted, xp.zeros_like(shifted))
+
+
+def sigmoid(xp, masked, allowed):
+    """Independent sigmoid per score, 1 / (1 + exp(-x)); hidden keys (-inf) give exactly 0."""
+    return 1 / (1 + xp.exp(-masked))
+
+
+NORMALIZER_FUNCTIONS = {"softmax": softmax, "sparsemax": sparsemax, "sigmoid": sigmoid}
+
+
+def normalize(xp, kind: str, masked, allowed):
+    """Apply normalizer ``kind`` to ``masked`` scores ``[.., n, m]``; hidden keys get weight 0."""
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        return NORMALIZER_FUNCTIONS[kind](xp, masked, allowed)
