@@ -133,7 +133,7 @@ def validate_inputs(config: AttentionConfig, inputs: AttentionInputs) -> tuple[i
         if X is None or X.ndim != 2 or X.shape[0] < 1:
             raise AttentionInputError("inputs.X", "expected tokens x d_model embeddings")
         n, dm = X.shape
-        _check("X", X, (n, config.d_model), f"{n} tokens x d_model {config.d_model}")
+        _check("X", X, (n, config.d_model), "tokens x d_model")
         m = n
         if config.attention == "cross":
             Xkv = inputs.X_kv
@@ -142,10 +142,10 @@ def validate_inputs(config: AttentionConfig, inputs: AttentionInputs) -> tuple[i
                     "inputs.X_kv", "cross-attention needs the key/value sequence (tokens x d_model)"
                 )
             m = Xkv.shape[0]
-            _check("X_kv", Xkv, (m, dm), f"{m} tokens x d_model {dm}")
-        _check("W_Q", inputs.W_Q, (dm, h * dk), f"d_model x heads*d_k = {dm} x {h}*{dk}")
-        _check("W_K", inputs.W_K, (dm, kv * dk), f"d_model x kv_heads*d_k = {dm} x {kv}*{dk}")
-        _check("W_V", inputs.W_V, (dm, kv * dv), f"d_model x kv_heads*d_v = {dm} x {kv}*{dv}")
+            _check("X_kv", Xkv, (m, dm), "tokens x d_model")
+        _check("W_Q", inputs.W_Q, (dm, h * dk), f"d_model x heads*d_k, {h} heads of {dk}")
+        _check("W_K", inputs.W_K, (dm, kv * dk), f"d_model x kv_heads*d_k, {kv} heads of {dk}")
+        _check("W_V", inputs.W_V, (dm, kv * dv), f"d_model x kv_heads*d_v, {kv} heads of {dv}")
         for name, width in (("b_Q", h * dk), ("b_K", kv * dk), ("b_V", kv * dv)):
             if getattr(inputs, name) is not None:
                 _check(name, getattr(inputs, name), (width,), f"one bias per column, {width}")
@@ -159,15 +159,15 @@ def validate_inputs(config: AttentionConfig, inputs: AttentionInputs) -> tuple[i
             raise AttentionInputError("inputs.K", "expected kv_heads x tokens x d_k")
         m = K.shape[1] if config.attention == "cross" else n
         what = "heads x tokens x d_k"
-        _check("Q", Q, (h, n, dk), f"{what} = {h}x{n}x{dk}")
-        _check("K", K, (kv, m, dk), f"kv_heads x tokens x d_k = {kv}x{m}x{dk}")
-        _check("V", inputs.V, (kv, m, dv), f"kv_heads x tokens x d_v = {kv}x{m}x{dv}")
+        _check("Q", Q, (h, n, dk), what)
+        _check("K", K, (kv, m, dk), "kv_heads x tokens x d_k")
+        _check("V", inputs.V, (kv, m, dv), "kv_heads x tokens x d_v")
         if n < 1 or m < 1:
             raise AttentionInputError("inputs.Q", "needs at least one token")
     if inputs.W_O is not None and config.use_output_projection:
         W_O = inputs.W_O
         width = W_O.shape[1] if W_O.ndim == 2 else config.d_model
-        _check("W_O", W_O, (h * dv, width), f"heads*d_v x d_out = {h}*{dv} x {width}")
+        _check("W_O", W_O, (h * dv, width), f"heads*d_v x d_out, {h} heads of {dv}")
         if inputs.b_O is not None:
             _check("b_O", inputs.b_O, (width,), f"one bias per output column, {width}")
     config.validate(n, m)

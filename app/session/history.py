@@ -1,0 +1,152 @@
+"""Undo and redo for a Session: records every assignment to a document field.
+
+Edits made inside ``with history.transaction("label"):`` undo as one step. Consecutive
+transactions with the same ``merge`` key (a slider being dragged) fold into one step.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from attention_explorer.session.model import DOCUMENT_FIELDS, Session
+from psygnal import EmissionInfo, Signal
+
+
+@dataclass
+class _Step:
+    label: str
+    changes: list[tuple[str, object, object]] = field(default_factory=list)  # (field, old, new)
+    merge: str | None = None
+
+
+class History:
+    """The undo stack of one session; ``changed`` fires whenever undo/redo state changes."""
+
+    changed = Signal()
+
+    def __init__(self, session: Session, limit: int = 500):
+        self.session = session
+        self.limit = limit
+        self._done: list[_Step] = []
+        self._undone: list[_Step] = []
+        self._open: _Step | None = None
+        self._depth = 0
+        self._replaying = False
+        self._clean_marker: _Step | None = None
+        self._clean_at_empty = True
+        session.events.all.connect(self._on_event)
+
+    # -- recording -----------------------------------------------------------------------
+    def _on_event(self, info: EmissionInfo) -> None:
+        name = info.signal.name
+        if self._replaying or name not in DOCUMENT_FIELDS:
+            return
+        new, old = info.args[0], info.args[1]
+        if self._open is not None:
+            self._open.changes.append((name, old, new))
+            return
+        self._push(_Step(label=f"change {name}", changes=[(name, old, new)]))
+
+    def _push(self, step: _Step) -> None:
+        if not step.changes:
+            return
+        last = self._done[-1] if self._done else None
+        if (
+            step.merge is not None
+            and last is not None
+            and last.merge == step.merge
+            and not self._undone
+        ):
+            if last is not self._clean_marker:
+                last.changes.extend(step.changes)
+                self.changed.emit()
+                return
+        self._done.append(step)
+        if len(self._done) > self.limit:
+            self._done.pop(0)
+        self._undone.clear()
+        self.changed.emit()
+
+    @contextmanager
+    def transaction(self, label: str, merge: str | None = None):
+        """Group every assignment inside the block into one undo step."""
+        if self._depth == 0:
+            self._open = _Step(label=label, merge=merge)
+        self._depth += 1
+        try:
+            yield
+        finally:
+            self._depth -= 1
+            if self._depth == 0:
+                step, self._open = self._open, None
+                self._push(step)
+
+    # -- replay --------------------------------------------------------------------------
+    @property
+    def can_undo(self) -> bool:
+        """True when there is a step to undo."""
+        return bool(self._done)
+
+    @property
+    def can_redo(self) -> bool:
+        """True when there is an undone step to redo."""
+        return bool(self._undone)
+
+    @property
+    def undo_label(self) -> str:
+        """Label of the step Undo would revert ('' when none)."""
+        return self._done[-1].label if self._done else ""
+
+    @property
+    def redo_label(self) -> str:
+        """Label of the step Redo would re-apply ('' when none)."""
+        return self._undone[-1].label if self._undone else ""
+
+    def undo(self) -> bool:
+        """Revert the last step; False when there was none."""
+        if not self._done:
+            return False
+        step = self._done.pop()
+        self._apply([(name, old) for name, old, _new in reversed(step.changes)])
+        self._undone.append(step)
+        self.changed.emit()
+        return True
+
+    def redo(self) -> bool:
+        """Re-apply the last undone step; False when there was none."""
+        if not self._undone:
+            return False
+        step = self._undone.pop()
+        self._apply([(name, new) for name, _old, new in step.changes])
+        self._done.append(step)
+        self.changed.emit()
+        return True
+
+    def _apply(self, assignments: list[tuple[str, object]]) -> None:
+        self._replaying = True
+        try:
+            for name, value in assignments:
+                setattr(self.session, name, value)
+        finally:
+            self._replaying = False
+
+    def clear(self) -> None:
+        """Forget every step (after New or Open) and mark the document clean."""
+        self._done.clear()
+        self._undone.clear()
+        self.mark_clean()
+
+    # -- saved state ---------------------------------------------------------------------
+    def mark_clean(self) -> None:
+        """Remember the current state as the saved one."""
+        self._clean_marker = self._done[-1] if self._done else None
+        self._clean_at_empty = not self._done
+        self.changed.emit()
+
+    @property
+    def is_dirty(self) -> bool:
+        """True when the document differs from the last saved (or opened) state."""
+        if not self._done:
+            return not self._clean_at_empty
+        return self._done[-1] is not self._clean_marker

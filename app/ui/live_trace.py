@@ -1,0 +1,149 @@
+"""LiveTrace: recomputes the session's trace after edits and tells the views.
+
+Bursts of edits are coalesced (latest wins, at most one pass per event-loop turn). Small
+problems compute on the GUI thread; large ones on one worker thread, and results of an
+older request are dropped. Views connect to ``updated`` and read ``trace``.
+"""
+
+from __future__ import annotations
+
+import time
+
+from attention_explorer.engine import AttentionInputError, Trace, compute
+from attention_explorer.session.model import COMPUTE_FIELDS, Session
+from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
+
+#: Above this many score cells (heads x n x m) a pass goes to the worker thread.
+WORKER_THRESHOLD = 256 * 256 * 4
+#: Above this many score cells only the selected head's stages are computed.
+SELECTED_HEAD_ONLY_THRESHOLD = 1024 * 1024 * 8
+
+
+class _Worker(QObject):
+    done = Signal(int, object, object)  # request id, trace or None, error or None
+
+    @Slot(int, object)
+    def run(self, request: int, job) -> None:
+        try:
+            self.done.emit(request, job(), None)
+        except Exception as exc:  # reported in the window, never raised into Qt
+            self.done.emit(request, None, exc)
+
+
+class LiveTrace(QObject):
+    """The latest trace of a session, kept current as the session changes.
+
+    Signals: ``updated(trace)`` after a successful pass; ``failed(field, message)`` when the
+    session is invalid (the last good trace stays); ``busy(bool)`` around worker passes.
+    """
+
+    updated = Signal(object)
+    failed = Signal(str, str)
+    busy = Signal(bool)
+    _submit = Signal(int, object)
+
+    def __init__(self, session: Session, parent: QObject | None = None):
+        super().__init__(parent)
+        self.session = session
+        self.trace: Trace | None = None
+        self.error: AttentionInputError | None = None
+        self.compute_seconds = 0.0
+        self._request = 0
+        self._pending = QTimer(self)
+        self._pending.setSingleShot(True)
+        self._pending.setInterval(0)
+        self._pending.timeout.connect(self.recompute_now)
+        self._thread: QThread | None = None
+        self._worker: _Worker | None = None
+        session.events.all.connect(self._on_session_changed)
+
+    # -- scheduling ------------------------------------------------------------------------
+    def _on_session_changed(self, info) -> None:
+        name = info.signal.name
+        if name in COMPUTE_FIELDS or (name == "selected_head" and self._head_limited()):
+            self.schedule()
+
+    def schedule(self) -> None:
+        """Ask for a recompute on the next event-loop turn (repeated calls coalesce)."""
+        self._pending.start()
+
+    def _problem_size(self) -> int:
+        s = self.session
+        return s.config.heads * len(s.tokens) * len(s.key_tokens or s.tokens)
+
+    def _head_limited(self) -> bool:
+        return self._problem_size() > SELECTED_HEAD_ONLY_THRESHOLD
+
+    def _job(self):
+        s = self.session
+        data = s.data()
+        backend, dtype = s.backend, s.dtype
+        heads = [min(s.selected_head, data.config.heads - 1)] if self._head_limited() else None
+
+        def job() -> Trace:
+            return compute(
+                data.inputs, data.config, backend=backend, dtype=dtype, heads=heads,
+                tokens=data.tokens, kv_tokens=data.kv_tokens or None,
+            )  # fmt: skip
+
+        return job
+
+    @Slot()
+    def recompute_now(self) -> None:
+        """Recompute at once: inline for small sizes, else on the worker thread."""
+        self._pending.stop()
+        self._request += 1
+        job = self._job()
+        if self._problem_size() <= WORKER_THRESHOLD:
+            started = time.perf_counter()
+            try:
+                trace = job()
+            except Exception as exc:
+                self._finish(self._request, None, exc)
+                return
+            self.compute_seconds = time.perf_counter() - started
+            self._finish(self._request, trace, None)
+            return
+        self._ensure_worker()
+        self.busy.emit(True)
+        self._started = time.perf_counter()
+        self._submit.emit(self._request, job)
+
+    def _ensure_worker(self) -> None:
+        if self._thread is not None:
+            return
+        self._thread = QThread(self)
+        self._thread.setObjectName("attention-compute")
+        self._worker = _Worker()
+        self._worker.moveToThread(self._thread)
+        self._submit.connect(self._worker.run)
+        self._worker.done.connect(self._on_worker_done)
+        self._thread.start()
+
+    @Slot(int, object, object)
+    def _on_worker_done(self, request: int, trace, error) -> None:
+        if request != self._request:
+            return  # a newer edit is already on its way: drop this stale result
+        self.compute_seconds = time.perf_counter() - self._started
+        self.busy.emit(False)
+        self._finish(request, trace, error)
+
+    def _finish(self, request: int, trace: Trace | None, error: Exception | None) -> None:
+        if error is not None:
+            if isinstance(error, AttentionInputError):
+                self.error = error
+                self.failed.emit(error.field, error.message)
+            else:
+                self.error = AttentionInputError("engine", f"{type(error).__name__}: {error}")
+                self.failed.emit("engine", str(self.error.message))
+            return
+        self.error = None
+        self.trace = trace
+        self.updated.emit(trace)
+
+    def shutdown(self) -> None:
+        """Stop the worker thread (call before the window closes)."""
+        if self._thread is not None:
+            self._thread.quit()
+            self._thread.wait(5000)
+            self._thread = None
