@@ -163,16 +163,26 @@ def set_d_model(data: SessionData, d_model: int) -> SessionData:
         raise AttentionInputError("d_model", "d_model must be at least 1")
     new = config.with_changes(d_model=d_model)
     if config.mode == "projection":
-        h, kv, dk, dv = config.heads, config.n_kv_heads, config.head_dim, config.value_dim
+        if d_model % config.heads and config.d_k is None:
+            h = config.heads
+            lower, upper = max(h, d_model - d_model % h), d_model - d_model % h + h
+            raise AttentionInputError(
+                "d_model",
+                f"{d_model} is not divisible by {h} heads; try {lower} or {upper}, or fewer heads",
+            )
+        h, kv, dk, dv = new.heads, new.n_kv_heads, new.head_dim, new.value_dim
         n = len(data.tokens)
         inputs = inputs.with_changes(
             X=fit(inputs.X, (n, d_model)),
-            W_Q=fit(inputs.W_Q, (d_model, h * dk)),
-            W_K=fit(inputs.W_K, (d_model, kv * dk)),
-            W_V=fit(inputs.W_V, (d_model, kv * dv)),
+            W_Q=_fit_heads(fit(inputs.W_Q, (d_model, inputs.W_Q.shape[1])), d_model, h, dk,
+                           config.head_dim),
+            W_K=_fit_heads(fit(inputs.W_K, (d_model, inputs.W_K.shape[1])), d_model, kv, dk,
+                           config.head_dim),
+            W_V=_fit_heads(fit(inputs.W_V, (d_model, inputs.W_V.shape[1])), d_model, kv, dv,
+                           config.value_dim),
             W_O=fit(inputs.W_O, (h * dv, d_model)),
-            b_O=None,
-        )
+            b_Q=None, b_K=None, b_V=None, b_O=None,
+        )  # fmt: skip
         if config.attention == "cross":
             inputs = inputs.with_changes(X_kv=fit(inputs.X_kv, (len(data.kv_tokens), d_model)))
     return data.with_changes(config=new, inputs=inputs)

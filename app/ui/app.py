@@ -1,0 +1,39 @@
+"""run_app(): create the QApplication and the main window."""
+
+from __future__ import annotations
+
+import sys
+
+from attention_explorer import __version__
+
+
+def create_application():
+    """The QApplication (reused if one exists), named for QSettings, with the app icon."""
+    from PySide6.QtGui import QIcon
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setOrganizationName("AttentionExplorer")
+    app.setApplicationName("Attention Explorer")
+    app.setApplicationVersion(__version__)
+    app.setDesktopFileName("attention-explorer")
+    from attention_explorer.ui.resources import icon_path
+
+    icon = icon_path()
+    if icon is not None:
+        app.setWindowIcon(QIcon(str(icon)))
+    return app
+
+
+def run_app(session_path: str | None = None, example: str | None = None) -> int:
+    """Open the window (on a session file or worked example, if given) and run the event loop."""
+    app = create_application()
+    from attention_explorer.ui.main_window import MainWindow
+
+    window = MainWindow()
+    window.show()
+    if session_path:
+        window.document.open(session_path)
+    elif example:
+        window.open_example(example)
+    return app.exec()

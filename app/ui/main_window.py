@@ -1,0 +1,187 @@
+"""MainWindow: tokens and matrices on the left, live stage views on the right, docks around."""
+
+from __future__ import annotations
+
+from attention_explorer.engine import AttentionInputError
+from attention_explorer.session import History, Session, SessionFileError, starter_session
+from attention_explorer.ui.controls_panel import ControlsPanel
+from attention_explorer.ui.document import DocumentController
+from attention_explorer.ui.experiment_banner import ExperimentBanner
+from attention_explorer.ui.heads_grid import HeadsGrid
+from attention_explorer.ui.live_trace import LiveTrace
+from attention_explorer.ui.main_menus import build_menus
+from attention_explorer.ui.matrix_panel import MatrixPanel
+from attention_explorer.ui.preferences import ViewPreferences
+from attention_explorer.ui.stage_panel import StagePanel
+from attention_explorer.ui.status_line import StatusLine
+from attention_explorer.ui.theme import apply_theme
+from attention_explorer.ui.token_strip import TokenStrip
+from attention_explorer.ui.walkthrough_panel import WalkthroughPanel
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtGui import QCloseEvent
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QMainWindow,
+    QScrollArea,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+
+class MainWindow(QMainWindow):
+    """The explorer window for one session.
+
+    ``settings`` defaults to the user's QSettings; tests pass a throwaway one.
+    """
+
+    def __init__(self, session: Session | None = None, settings: QSettings | None = None):
+        super().__init__()
+        self.settings = settings or QSettings()
+        self.session = session or Session.from_data(starter_session())
+        self.history = History(self.session)
+        self.prefs = ViewPreferences.load(self.settings)
+        self.live = LiveTrace(self.session, self)
+        self.document = DocumentController(self.session, self.history, self.settings, self)
+        self.setObjectName("mainWindow")
+        self.resize(1500, 920)
+        self._build_widgets()
+        self.menus = build_menus(self)
+        self._connect()
+        apply_theme(self.prefs.theme)
+        self.restoreGeometry(self.settings.value("window/geometry", b""))
+        self.restoreState(self.settings.value("window/state", b""))
+        self.setWindowTitle(self.document.title())
+        self.live.recompute_now()
+
+    # -- layout ------------------------------------------------------------------------------
+    def _build_widgets(self) -> None:
+        s, h, live, prefs = self.session, self.history, self.live, self.prefs
+        self.status = StatusLine(self.statusBar(), s, live)
+        live.updated.connect(self.status.begin_paint)
+        self.banner = ExperimentBanner(s)
+        self.tokens = TokenStrip(s, h)
+        self.matrices = MatrixPanel(s, h, prefs)
+        self.stages = StagePanel(s, live, prefs)
+        self.heads_grid = HeadsGrid(s, live, prefs)
+        self.walkthrough = WalkthroughPanel(s, live)
+        self.controls = ControlsPanel(s, h)
+        live.updated.connect(self.status.end_paint)
+
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addWidget(self.tokens)
+        left_layout.addWidget(self.matrices, 1)
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.setObjectName("mainSplitter")
+        splitter.addWidget(left)
+        splitter.addWidget(self.stages)
+        splitter.setStretchFactor(0, 2)
+        splitter.setStretchFactor(1, 5)
+        central = QWidget()
+        central_layout = QVBoxLayout(central)
+        central_layout.setContentsMargins(4, 4, 4, 4)
+        central_layout.addWidget(self.banner)
+        central_layout.addWidget(splitter, 1)
+        self.setCentralWidget(central)
+
+        scroll = QScrollArea()
+        scroll.setWidget(self.controls)
+        scroll.setWidgetResizable(True)
+        scroll.setMinimumWidth(280)
+        self.controls_dock = self._dock("Controls", scroll, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.heads_dock = self._dock(
+            "All heads", self.heads_grid, Qt.DockWidgetArea.RightDockWidgetArea
+        )
+        self.walk_dock = self._dock(
+            "Walkthrough", self.walkthrough, Qt.DockWidgetArea.BottomDockWidgetArea
+        )
+
+    def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(f"dock_{title.replace(' ', '_').lower()}")
+        dock.setWidget(widget)
+        self.addDockWidget(area, dock)
+        return dock
+
+    def _connect(self) -> None:
+        self.document.title_changed.connect(self.setWindowTitle)
+        self.document.error.connect(self.show_error)
+        self.controls.message.connect(self.status.show)
+        self.matrices.input_error.connect(self.status.show)
+        self.banner.try_requested.connect(self.apply_experiment)
+        self.walkthrough.step_changed.connect(self._on_walk_step)
+        self.stages.export_requested.connect(self.export_view)
+        self.stages.copy_requested.connect(self.copy_view)
+        self.prefs.events.all.connect(lambda *_: self.prefs.save(self.settings))
+        self.prefs.events.theme.connect(apply_theme)
+
+    # -- actions -----------------------------------------------------------------------------
+    def show_error(self, text: str) -> None:
+        """Show a problem in the status bar and a dialog; nothing in the session changes."""
+        from PySide6.QtWidgets import QMessageBox
+
+        self.status.show(text, 15000)
+        QMessageBox.warning(self, "Attention Explorer", text)
+
+    def open_example(self, key: str) -> bool:
+        """Load a worked example as a new, unsaved document."""
+        from attention_explorer.session.examples import load_example
+
+        if not self.document.maybe_save():
+            return False
+        try:
+            data = load_example(key)
+        except (KeyError, SessionFileError) as exc:
+            self.show_error(f"Could not open the example {key!r}: {exc}")
+            return False
+        self.document.replace(data)
+        self.walkthrough.restart()
+        return True
+
+    def apply_experiment(self, changes: dict) -> None:
+        """Apply an example's "try" config changes as one undo step, or explain the refusal."""
+        try:
+            config = self.session.config.with_changes(**changes)
+            config.validate(len(self.session.tokens), len(self.session.key_tokens))
+        except (AttentionInputError, TypeError) as exc:
+            self.status.show(f"The engine refuses this change — {exc}", 20000)
+            self.banner.text.setText(self.banner.text.text() + f"<br><b>Engine says:</b> {exc}")
+            return
+        with self.history.transaction("Try experiment"):
+            self.session.config = config
+
+    def _on_walk_step(self, step) -> None:
+        for stage, view in self.stages.views().items():
+            view.set_highlighted(step is not None and stage == step.stage)
+
+    def export_view(self, stage: str, head: int) -> None:
+        """Open the export dialog on one stage and head."""
+        from attention_explorer.ui.export_dialog import ExportDialog
+
+        if self.live.trace is None:
+            return
+        ExportDialog(self, self.live.trace, self.prefs, self.settings, stage, head).exec()
+
+    def copy_view(self, stage: str, head: int) -> None:
+        """Copy a finished picture of one stage to the clipboard."""
+        from attention_explorer.export import render_stage_image
+        from PySide6.QtWidgets import QApplication
+
+        if self.live.trace is None:
+            return
+        image = render_stage_image(self.live.trace, stage, head, cmap=self.prefs.colormap)
+        QApplication.clipboard().setImage(image)
+        self.status.show(f"Copied {stage} (head {head}) to the clipboard")
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt API name
+        """Ask about unsaved changes, then remember the layout."""
+        if not self.document.maybe_save():
+            event.ignore()
+            return
+        self.settings.setValue("window/geometry", self.saveGeometry())
+        self.settings.setValue("window/state", self.saveState())
+        self.prefs.save(self.settings)
+        self.live.shutdown()
+        event.accept()

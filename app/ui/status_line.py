@@ -1,0 +1,63 @@
+"""StatusLine: backend, sizes, compute and paint time, and the last message, in the status bar."""
+
+from __future__ import annotations
+
+import time
+
+from attention_explorer.engine import Trace
+from attention_explorer.session import Session
+from attention_explorer.ui.live_trace import LiveTrace
+from PySide6.QtWidgets import QLabel, QStatusBar
+
+
+class StatusLine:
+    """Fills a QStatusBar. ``begin_paint``/``end_paint`` bracket the views' update slots."""
+
+    def __init__(self, bar: QStatusBar, session: Session, live: LiveTrace):
+        self.bar = bar
+        self.session = session
+        self.live = live
+        self.engine_label = QLabel()
+        self.size_label = QLabel()
+        self.time_label = QLabel()
+        self.busy_label = QLabel("computing…")
+        self.busy_label.hide()
+        for label in (self.busy_label, self.size_label, self.engine_label, self.time_label):
+            bar.addPermanentWidget(label)
+        self.paint_seconds = 0.0
+        self._paint_started = 0.0
+        live.busy.connect(self.busy_label.setVisible)
+        live.failed.connect(self._on_failed)
+
+    def begin_paint(self, trace: Trace) -> None:
+        """Connected to LiveTrace.updated before any view."""
+        self._paint_started = time.perf_counter()
+
+    def end_paint(self, trace: Trace) -> None:
+        """Connected to LiveTrace.updated after every view: shows the timings and sizes."""
+        self.paint_seconds = time.perf_counter() - self._paint_started
+        config = trace.config
+        self.engine_label.setText(f"{trace.backend.label} · {trace.dtype}")
+        self.size_label.setText(
+            f"{trace.n_queries}×{trace.n_keys} tokens · {config.heads} head"
+            f"{'s' if config.heads > 1 else ''} · d_k {config.head_dim}"
+        )
+        compute_ms = self.live.compute_seconds * 1000
+        views_ms = self.paint_seconds * 1000
+        self.time_label.setText(f"compute {compute_ms:.1f} ms · views {views_ms:.1f} ms")
+        if trace.notes:
+            self.bar.showMessage(" ".join(trace.notes), 8000)
+        elif trace.fully_masked_rows:
+            rows = ", ".join(trace.tokens[i] for i in trace.fully_masked_rows[:5])
+            self.bar.showMessage(f"Every key is hidden from {rows}: those weight rows are 0.", 8000)
+        else:
+            self.bar.clearMessage()
+
+    def _on_failed(self, field: str, message: str) -> None:
+        self.bar.showMessage(
+            f"Not computed — {field}: {message}. The views show the last valid state."
+        )
+
+    def show(self, text: str, msecs: int = 8000) -> None:
+        """Show a message for a while."""
+        self.bar.showMessage(text, msecs)
