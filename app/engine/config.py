@@ -16,7 +16,7 @@ MODES = ("direct", "projection")
 
 
 def divisors(n: int) -> list[int]:
-    """All positive divisors of ``n`` in increasing order (``divisors(12) == [1, 2, 3, 4, 6, 12]``)."""
+    """All positive divisors of ``n``, increasing: ``divisors(12) == [1, 2, 3, 4, 6, 12]``."""
     return [d for d in range(1, n + 1) if n % d == 0] if n > 0 else []
 
 

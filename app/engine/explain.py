@@ -233,8 +233,8 @@ def _weights_steps(trace: Trace, head, i, j, limit):
         return [
             Step(f"sparsemax keeps {support.size} of {row.size} keys (the support)", shown,
                  hidden_terms=hidden, formula="tau makes the kept weights sum to 1"),
-            Step(f"weight = max(z - tau, 0) = max({format_number(row[j])} - {format_number(tau)}, 0)",
-                 [], weight),
+            Step("weight = max(z - tau, 0) = "
+                 f"max({format_number(row[j])} - {format_number(tau)}, 0)", [], weight),
         ]  # fmt: skip
     allowed = np.isfinite(row)
     row_max = float(row[allowed].max())
@@ -246,7 +246,8 @@ def _weights_steps(trace: Trace, head, i, j, limit):
     )  # fmt: skip
     return [
         Step(f"softmax of row {i} ({trace.tokens[i]!r}): 1. find the largest score", [], row_max),
-        Step("2. subtract it and exponentiate (hidden keys give 0)", shown_exp, hidden_terms=hidden_exp),
+        Step("2. subtract it and exponentiate (hidden keys give 0)", shown_exp,
+             hidden_terms=hidden_exp),
         Step("3. add them up", [], total),
         Step(f"4. divide key {labels[j]!r}'s term by the sum: "
              f"{format_number(exps[j])} / {format_number(total)}", [], weight),

@@ -90,6 +90,8 @@ def _check(name: str, array: np.ndarray | None, expected: tuple[int, ...], what:
 def _check_values(name: str, array: np.ndarray) -> None:
     if not np.issubdtype(array.dtype, np.number):
         raise AttentionInputError(f"inputs.{name}", "must hold numbers")
+    if array.size == 0 or -MAX_ABS_INPUT <= array.min() and array.max() <= MAX_ABS_INPUT:
+        return  # the common case, without temporaries (NaN propagates and compares False)
     finite = np.isfinite(array)
     if not finite.all():
         idx = tuple(int(i) for i in np.argwhere(~finite)[0])
@@ -125,6 +127,9 @@ def validate_inputs(config: AttentionConfig, inputs: AttentionInputs) -> tuple[i
     Raises :class:`AttentionInputError` naming the array, e.g.
     ``inputs.K: expected 1x3x2 (heads x tokens x d_k), got 1x2x2``.
     """
+    # The settings first: with, say, 0 heads every expected shape would be wrong, and the
+    # error must name the setting ("heads"), not an array that merely disagrees with it.
+    config.validate()
     h, kv, dk, dv = config.heads, config.n_kv_heads, config.head_dim, config.value_dim
     for name, array in inputs.arrays().items():
         _check_values(name, array)
@@ -170,5 +175,5 @@ def validate_inputs(config: AttentionConfig, inputs: AttentionInputs) -> tuple[i
         _check("W_O", W_O, (h * dv, width), f"heads*d_v x d_out, {h} heads of {dv}")
         if inputs.b_O is not None:
             _check("b_O", inputs.b_O, (width,), f"one bias per output column, {width}")
-    config.validate(n, m)
+    config._validate_mask_shape(n, m)  # the rest of config.validate() ran above
     return n, m

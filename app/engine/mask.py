@@ -12,10 +12,10 @@ def allowed_mask(config: AttentionConfig, n: int, m: int) -> np.ndarray:
     causal uses torch's top-left alignment (``tril`` of an n x m matrix of ones), so query i
     sees keys 0..i; padding hides the keys in ``padded_keys`` from every query.
     """
-    allowed = np.ones((n, m), dtype=bool)  # [n, m]
     if config.mask == "causal":
-        allowed = np.tril(allowed)
-    elif config.mask == "padding":
+        return np.tri(n, m, dtype=bool)  # [n, m], True where j <= i (np.tril's cost without ones)
+    allowed = np.ones((n, m), dtype=bool)  # [n, m]
+    if config.mask == "padding":
         allowed[:, list(config.padded_keys)] = False
     elif config.mask == "custom" and config.custom_mask is not None:
         allowed = np.array(config.custom_mask, dtype=bool).reshape(n, m)
