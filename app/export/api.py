@@ -1,0 +1,213 @@
+"""The export functions the GUI and the command line call: pictures, numbers, 'export all'."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from attention_explorer.engine.trace import Trace
+from attention_explorer.export.atomic import check_folder, write_bytes_atomic
+from attention_explorer.export.errors import ExportError
+from attention_explorer.export.figure import grid_figure, stage_figure
+from attention_explorer.export.numbers import export_numbers, export_trace_npz
+from attention_explorer.export.options import (
+    DATA_FORMATS,
+    DEFAULT_DPI,
+    DEFAULT_SIZE,
+    PICTURE_FORMATS,
+    check_size,
+    parse_formats,
+)
+from attention_explorer.export.stages import (
+    computed_stages,
+    file_stem,
+    is_per_head,
+    resolve_heads,
+    resolve_stage,
+)
+
+
+def _format(path: Path, fmt: str | None, allowed: tuple[str, ...]) -> str:
+    fmt = (fmt or path.suffix.lstrip(".")).lower()
+    if not fmt:
+        raise ExportError(f"{path.name!r} has no suffix; add .png, .svg or .pdf or give a format")
+    if fmt not in allowed:
+        raise ExportError(f"unknown format {fmt!r}; choose from {', '.join(allowed)}")
+    return fmt
+
+
+def render_stage_image(
+    trace: Trace,
+    stage: str,
+    head: int | None = None,
+    *,
+    title: str | None = None,
+    name: str | None = None,
+    cmap: str | None = None,
+    show_values: bool | None = None,
+    size: tuple[int, int] = DEFAULT_SIZE,
+    dpi: float = DEFAULT_DPI,
+):
+    """The finished picture of one stage and head as a QImage (e.g. for the clipboard)."""
+    from attention_explorer.export.targets import render_image
+
+    fig = stage_figure(trace, stage, head, title=title, name=name, cmap=cmap,
+                       show_values=show_values)  # fmt: skip
+    return render_image(fig, size, dpi)
+
+
+def export_stage(
+    trace: Trace,
+    stage: str,
+    head: int | None,
+    path: str | os.PathLike,
+    fmt: str | None = None,
+    *,
+    title: str | None = None,
+    name: str | None = None,
+    cmap: str | None = None,
+    show_values: bool | None = None,
+    size: tuple[int, int] = DEFAULT_SIZE,
+    dpi: float = DEFAULT_DPI,
+) -> Path:
+    """Write one stage and head as a picture (png, svg, pdf) or its numbers (csv, npy).
+
+    ``fmt`` defaults to the suffix of ``path``. ``head`` is ignored for shared stages
+    (concat, output, X, mask). ``title`` replaces the default title, which names the stage,
+    the head and ``name`` (the example or session). ``cmap`` is a colour map name (see
+    :func:`colormap_names`; default viridis, or CET-D1 for signed scores). ``show_values``
+    writes the numbers in the cells (None: only up to 16x16). ``size`` is (width, height) in
+    pixels; ``dpi`` sets the physical size (and the page size of a PDF).
+
+    The file is written under a temporary name and renamed, so an error never leaves a partial
+    file. Returns the path; raises :class:`ExportError` with a one-line message.
+    """
+    path = Path(path)
+    fmt = _format(path, fmt, PICTURE_FORMATS + DATA_FORMATS)
+    if fmt in DATA_FORMATS:
+        return export_numbers(trace, stage, head, path, fmt)
+    check_folder(path.parent)
+    check_size(size, dpi)
+    fig = stage_figure(trace, stage, head, title=title, name=name, cmap=cmap,
+                       show_values=show_values)  # fmt: skip
+    from attention_explorer.export.targets import picture_bytes
+
+    return write_bytes_atomic(path, picture_bytes(fig, fmt, size, dpi))
+
+
+def export_heads_grid(
+    trace: Trace,
+    path: str | os.PathLike,
+    stage: str = "weights",
+    fmt: str | None = None,
+    *,
+    heads: Iterable[int] | str | None = None,
+    title: str | None = None,
+    name: str | None = None,
+    cmap: str | None = None,
+    show_values: bool | None = None,
+    size: tuple[int, int] = DEFAULT_SIZE,
+    dpi: float = DEFAULT_DPI,
+) -> Path:
+    """Write every head of a per-head stage (default weights) as one grid picture.
+
+    All panels share one colour scale and one colour bar. Options as :func:`export_stage`.
+    """
+    path = Path(path)
+    fmt = _format(path, fmt, PICTURE_FORMATS)
+    check_folder(path.parent)
+    check_size(size, dpi)
+    fig = grid_figure(trace, stage, heads, title=title, name=name, cmap=cmap,
+                      show_values=show_values)  # fmt: skip
+    from attention_explorer.export.targets import picture_bytes
+
+    return write_bytes_atomic(path, picture_bytes(fig, fmt, size, dpi))
+
+
+def plan_exports(
+    trace: Trace,
+    stages: Iterable[str] | str | None = None,
+    heads: Iterable[int] | str | None = None,
+    formats: Iterable[str] | str = ("png", "csv"),
+    grid: bool | None = None,
+) -> list[tuple[str, str, int | None, str]]:
+    """The files ``export_all`` would write, as (file name, stage, head, format).
+
+    Checks every stage, head and format first, so bad input fails before anything is written.
+    ``grid`` adds ``<stage>_grid.<fmt>`` for per-head stages (None: with more than one head).
+    """
+    fmts = parse_formats(formats)
+    if stages is None or stages == "all":
+        names = computed_stages(trace)
+    else:
+        items = stages.split(",") if isinstance(stages, str) else list(stages)
+        names = tuple(dict.fromkeys(resolve_stage(trace, s.strip()) for s in items if s.strip()))
+        if not names:
+            raise ExportError("no stage given")
+    chosen_heads = resolve_heads(trace, heads)
+    with_grid = len(chosen_heads) > 1 if grid is None else grid
+    plan: list[tuple[str, str, int | None, str]] = []
+    for fmt in fmts:
+        if fmt == "npz":
+            plan.append(("trace.npz", "", None, "npz"))
+            continue
+        for stage in names:
+            if is_per_head(stage):
+                for head in chosen_heads:
+                    plan.append((f"{file_stem(stage, head)}.{fmt}", stage, head, fmt))
+                if with_grid and fmt in PICTURE_FORMATS:
+                    plan.append((f"{stage}_grid.{fmt}", stage, None, fmt))
+            else:
+                plan.append((f"{file_stem(stage, None)}.{fmt}", stage, None, fmt))
+    return plan
+
+
+def export_all(
+    trace: Trace,
+    folder: str | os.PathLike,
+    formats: Iterable[str] | str = ("png", "csv"),
+    *,
+    stages: Iterable[str] | str | None = None,
+    heads: Iterable[int] | str | None = None,
+    grid: bool | None = None,
+    name: str | None = None,
+    cmap: str | None = None,
+    show_values: bool | None = None,
+    size: tuple[int, int] = DEFAULT_SIZE,
+    dpi: float = DEFAULT_DPI,
+) -> list[Path]:
+    """Write every stage and head (or those chosen) into ``folder``, named predictably.
+
+    Per-head stages: ``weights_head0.png``; shared stages: ``concat.png``, ``output.csv``;
+    grids of all heads: ``weights_grid.png``; ``npz``: ``trace.npz``. Everything is checked
+    before the first file is written; if writing fails part-way (say the disk fills up), the
+    files this call created are removed again. Returns the paths written.
+    """
+    folder = check_folder(folder)
+    plan = plan_exports(trace, stages, heads, formats, grid)
+    if any(fmt in PICTURE_FORMATS for *_, fmt in plan):
+        check_size(size, dpi)
+    options = dict(name=name, cmap=cmap, show_values=show_values, size=size, dpi=dpi)
+    written: list[Path] = []
+    created: list[Path] = []
+    try:
+        for filename, stage, head, fmt in plan:
+            path = folder / filename
+            existed = path.exists()
+            if fmt == "npz":
+                export_trace_npz(trace, path)
+            elif fmt in PICTURE_FORMATS and is_per_head(stage) and head is None:
+                export_heads_grid(trace, path, stage, fmt, heads=heads, **options)
+            else:
+                export_stage(trace, stage, head, path, fmt, **options)
+            written.append(path)
+            if not existed:
+                created.append(path)
+    except BaseException:
+        for path in created:
+            with contextlib.suppress(OSError):
+                path.unlink()
+        raise
+    return written

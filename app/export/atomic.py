@@ -1,0 +1,83 @@
+"""Atomic file writing: a temporary name in the same folder, then ``os.replace``.
+
+A crash, a full disk or any exception while writing never leaves a half-written file behind:
+the temporary file is removed and the destination is untouched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import secrets
+from collections.abc import Iterator
+from pathlib import Path
+from typing import BinaryIO
+
+from attention_explorer.export.errors import ExportError
+
+_TEMP_SUFFIX = ".part"
+
+
+def check_folder(folder: str | os.PathLike) -> Path:
+    """Return ``folder`` as a Path if it exists, is a folder and may be written to.
+
+    Raises :class:`ExportError` with a one-line message otherwise.
+    """
+    path = Path(folder).expanduser()
+    if not path.exists():
+        raise ExportError(f"folder {path} does not exist")
+    if not path.is_dir():
+        raise ExportError(f"{path} is not a folder")
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise ExportError(f"folder {path} is not writable")
+    return path
+
+
+def describe_os_error(exc: OSError, path: str | os.PathLike) -> str:
+    """A one-line message for an OSError raised while writing ``path``."""
+    name = Path(path).name
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return f"the disk is full: could not write {name} in {Path(path).parent}"
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return f"folder {Path(path).parent} is not writable (could not write {name})"
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    return f"could not write {path}: {reason}"
+
+
+@contextlib.contextmanager
+def atomic_file(path: str | os.PathLike) -> Iterator[BinaryIO]:
+    """Open a temporary file next to ``path`` for binary writing; on success rename it to ``path``.
+
+    On any exception the temporary file is deleted and the exception is re-raised (an OSError
+    becomes an :class:`ExportError`). The folder must exist and be writable. The new file gets
+    the usual permissions (0666 minus the umask), not the 0600 of ``tempfile``.
+    """
+    target = Path(path).expanduser()
+    folder = check_folder(target.parent if str(target.parent) else ".")
+    if target.is_dir():
+        raise ExportError(f"{target} is a folder, not a file name")
+    temp = folder / f".{target.name}.{secrets.token_hex(4)}{_TEMP_SUFFIX}"
+    try:
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+    except OSError as exc:
+        raise ExportError(describe_os_error(exc, target)) from None
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, target)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        if isinstance(exc, OSError):
+            raise ExportError(describe_os_error(exc, target)) from None
+        raise
+
+
+def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically and return the path."""
+    with atomic_file(path) as handle:
+        handle.write(data)
+    return Path(path)

@@ -1,0 +1,106 @@
+"""Point the figure renderer at a target: QImage (PNG), QSvgGenerator (SVG), QPdfWriter (PDF)."""
+
+from __future__ import annotations
+
+from attention_explorer.export.errors import ExportError
+from attention_explorer.export.figure import Figure
+from attention_explorer.export.options import PICTURE_FORMATS, check_size
+from attention_explorer.export.painter import paint_figure
+from attention_explorer.export.qt_app import ensure_gui_app
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMarginsF, QRectF, QSize, QSizeF
+from PySide6.QtGui import QImage, QPageLayout, QPageSize, QPainter
+
+
+def render_image(fig: Figure, size: tuple[int, int], dpi: float) -> QImage:
+    """The figure as a QImage of exactly ``size`` pixels, tagged with ``dpi``."""
+    width, height, dpi = check_size(size, dpi)
+    ensure_gui_app()
+    image = QImage(width, height, QImage.Format.Format_RGB32)
+    dots_per_meter = round(dpi / 0.0254)
+    image.setDotsPerMeterX(dots_per_meter)
+    image.setDotsPerMeterY(dots_per_meter)
+    image.fill(0xFFFFFFFF)
+    painter = QPainter(image)
+    try:
+        paint_figure(painter, fig, width, height, dpi)
+    finally:
+        painter.end()
+    return image
+
+
+def _buffer() -> tuple[QByteArray, QBuffer]:
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    return data, buffer
+
+
+def png_bytes(fig: Figure, size: tuple[int, int], dpi: float) -> bytes:
+    """The figure as PNG file content."""
+    image = render_image(fig, size, dpi)
+    data, buffer = _buffer()
+    if not image.save(buffer, "PNG"):
+        raise ExportError("Qt could not encode the PNG picture")
+    buffer.close()
+    return bytes(data.data())
+
+
+def svg_bytes(fig: Figure, size: tuple[int, int], dpi: float) -> bytes:
+    """The figure as SVG file content (text stays text, so token names are searchable)."""
+    from PySide6.QtSvg import QSvgGenerator
+
+    width, height, dpi = check_size(size, dpi)
+    ensure_gui_app()
+    data, buffer = _buffer()
+    generator = QSvgGenerator()
+    generator.setOutputDevice(buffer)
+    generator.setSize(QSize(width, height))
+    generator.setViewBox(QRectF(0, 0, width, height))
+    generator.setResolution(round(dpi))
+    generator.setTitle(fig.title)
+    generator.setDescription(fig.subtitle or fig.title)
+    painter = QPainter()
+    if not painter.begin(generator):
+        raise ExportError("Qt could not start the SVG picture")
+    try:
+        paint_figure(painter, fig, width, height, dpi)
+    finally:
+        painter.end()
+    buffer.close()
+    return bytes(data.data())
+
+
+def pdf_bytes(fig: Figure, size: tuple[int, int], dpi: float) -> bytes:
+    """The figure as a one-page PDF whose page is exactly the figure's size."""
+    from PySide6.QtGui import QPdfWriter
+
+    width, height, dpi = check_size(size, dpi)
+    ensure_gui_app()
+    data, buffer = _buffer()
+    writer = QPdfWriter(buffer)
+    writer.setResolution(round(dpi))
+    page = QPageSize(QSizeF(width * 72.0 / dpi, height * 72.0 / dpi), QPageSize.Unit.Point,
+                     "figure", QPageSize.SizeMatchPolicy.ExactMatch)  # fmt: skip
+    writer.setPageLayout(QPageLayout(page, QPageLayout.Orientation.Portrait, QMarginsF(0, 0, 0, 0)))
+    writer.setTitle(fig.title)
+    writer.setCreator("Attention Explorer")
+    painter = QPainter()
+    if not painter.begin(writer):
+        raise ExportError("Qt could not start the PDF picture")
+    try:
+        paint_figure(painter, fig, writer.width(), writer.height(), dpi)
+    finally:
+        painter.end()
+    buffer.close()
+    return bytes(data.data())
+
+
+def picture_bytes(fig: Figure, fmt: str, size: tuple[int, int], dpi: float) -> bytes:
+    """The figure encoded as ``fmt`` (png, svg or pdf)."""
+    if fmt == "png":
+        return png_bytes(fig, size, dpi)
+    if fmt == "svg":
+        return svg_bytes(fig, size, dpi)
+    if fmt == "pdf":
+        return pdf_bytes(fig, size, dpi)
+    raise ExportError(f"unknown picture format {fmt!r}; choose from {', '.join(PICTURE_FORMATS)}")
