@@ -9,6 +9,7 @@ from pathlib import Path
 
 from attention_explorer.engine.trace import Trace
 from attention_explorer.export.atomic import check_folder, write_bytes_atomic
+from attention_explorer.export.colors import SIGNED_STAGES
 from attention_explorer.export.errors import ExportError
 from attention_explorer.export.figure import grid_figure, stage_figure
 from attention_explorer.export.numbers import export_numbers, export_trace_npz
@@ -174,6 +175,7 @@ def export_all(
     grid: bool | None = None,
     name: str | None = None,
     cmap: str | None = None,
+    signed_cmap: str | None = None,
     show_values: bool | None = None,
     size: tuple[int, int] = DEFAULT_SIZE,
     dpi: float = DEFAULT_DPI,
@@ -183,19 +185,21 @@ def export_all(
     Per-head stages: ``weights_head0.png``; shared stages: ``concat.png``, ``output.csv``;
     grids of all heads: ``weights_grid.png``; ``npz``: ``trace.npz``. Everything is checked
     before the first file is written; if writing fails part-way (say the disk fills up), the
-    files this call created are removed again. Returns the paths written.
+    files this call created are removed again. ``signed_cmap``, when given, replaces ``cmap``
+    for the signed score stages (scores, scaled, masked). Returns the paths written.
     """
     folder = check_folder(folder)
     plan = plan_exports(trace, stages, heads, formats, grid)
     if any(fmt in PICTURE_FORMATS for *_, fmt in plan):
         check_size(size, dpi)
-    options = dict(name=name, cmap=cmap, show_values=show_values, size=size, dpi=dpi)
+    options = dict(name=name, show_values=show_values, size=size, dpi=dpi)
     written: list[Path] = []
     created: list[Path] = []
     try:
         for filename, stage, head, fmt in plan:
             path = folder / filename
             existed = path.exists()
+            options["cmap"] = signed_cmap if signed_cmap and stage in SIGNED_STAGES else cmap
             if fmt == "npz":
                 export_trace_npz(trace, path)
             elif fmt in PICTURE_FORMATS and is_per_head(stage) and head is None:

@@ -24,12 +24,14 @@ class DocumentController(QObject):
     """Knows the session's file path and whether it has unsaved changes.
 
     ``title_changed(str)`` gives the window title; ``recent_changed()`` fires when the recent
-    files list changes; ``error(str)`` reports a file that could not be read or written (the
+    files list changes; ``replaced()`` fires after a new document (New, Open, an example)
+    replaces the old one; ``error(str)`` reports a file that could not be read or written (the
     session in the window is left as it was).
     """
 
     title_changed = Signal(str)
     recent_changed = Signal()
+    replaced = Signal()
     error = Signal(str)
 
     def __init__(self, session: Session, history: History, settings: QSettings, parent: QWidget):
@@ -70,6 +72,7 @@ class DocumentController(QObject):
         self.history.clear()
         self.path = path
         self._emit_title()
+        self.replaced.emit()
 
     def new(self) -> None:
         """Start over from the starter example, after asking about unsaved changes."""

@@ -74,11 +74,23 @@ class LiveTrace(QObject):
     def _head_limited(self) -> bool:
         return self._problem_size() > SELECTED_HEAD_ONLY_THRESHOLD
 
-    def _job(self):
+    def full_trace(self) -> Trace:
+        """The current session's trace with every head, computed now (for exports).
+
+        Returns the live trace when it already holds every head; raises AttentionInputError
+        when the session cannot be computed.
+        """
+        trace = self.trace
+        if trace is not None and self.error is None and not self._head_limited():
+            return trace
+        return self._job(all_heads=True)()
+
+    def _job(self, all_heads: bool = False):
         s = self.session
         data = s.data()
         backend, dtype = s.backend, s.dtype
-        heads = [min(s.selected_head, data.config.heads - 1)] if self._head_limited() else None
+        limited = self._head_limited() and not all_heads
+        heads = [min(s.selected_head, data.config.heads - 1)] if limited else None
 
         def job() -> Trace:
             return compute(

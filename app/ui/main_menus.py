@@ -107,7 +107,7 @@ def build_menus(window) -> Menus:
     refresh_undo()
     edit.addSeparator()
     _action(window, edit, "&Copy cells", partial(_call_focused, "copy_selection"))
-    _action(window, edit, "&Paste cells", partial(_call_focused, "paste_from_clipboard"))
+    _action(window, edit, "&Paste cells", partial(_call_focused, "paste"))
 
     view = bar.addMenu("&View")
     prefs = window.prefs

@@ -44,11 +44,11 @@ class MainWindow(QMainWindow):
         self.live = LiveTrace(self.session, self)
         self.document = DocumentController(self.session, self.history, self.settings, self)
         self.setObjectName("mainWindow")
-        self.resize(1500, 920)
         self._build_widgets()
         self.menus = build_menus(self)
         self._connect()
         apply_theme(self.prefs.theme)
+        self._default_layout()
         self.restoreGeometry(self.settings.value("window/geometry", b""))
         self.restoreState(self.settings.value("window/state", b""))
         self.setWindowTitle(self.document.title())
@@ -91,12 +91,30 @@ class MainWindow(QMainWindow):
         scroll.setWidgetResizable(True)
         scroll.setMinimumWidth(280)
         self.controls_dock = self._dock("Controls", scroll, Qt.DockWidgetArea.LeftDockWidgetArea)
-        self.heads_dock = self._dock(
-            "All heads", self.heads_grid, Qt.DockWidgetArea.RightDockWidgetArea
-        )
         self.walk_dock = self._dock(
             "Walkthrough", self.walkthrough, Qt.DockWidgetArea.BottomDockWidgetArea
         )
+        self.heads_dock = self._dock(
+            "All heads", self.heads_grid, Qt.DockWidgetArea.BottomDockWidgetArea
+        )
+        self.splitDockWidget(self.walk_dock, self.heads_dock, Qt.Orientation.Horizontal)
+        self._splitter = splitter
+
+    def _default_layout(self) -> None:
+        """First-run sizes: most of the screen, the stage views widest, short bottom docks.
+
+        A saved layout (QSettings) replaces this on later starts.
+        """
+        screen = self.screen().availableGeometry() if self.screen() else None
+        width = min(1560, int(screen.width() * 0.96)) if screen else 1500
+        height = min(980, int(screen.height() * 0.94)) if screen else 920
+        self.resize(width, height)
+        self.resizeDocks([self.controls_dock], [330], Qt.Orientation.Horizontal)
+        self.resizeDocks([self.walk_dock, self.heads_dock], [width - 620, 330],
+                         Qt.Orientation.Horizontal)  # fmt: skip
+        self.resizeDocks([self.walk_dock], [200], Qt.Orientation.Vertical)
+        rest = width - 340
+        self._splitter.setSizes([int(rest * 0.36), int(rest * 0.64)])
 
     def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
@@ -108,6 +126,7 @@ class MainWindow(QMainWindow):
     def _connect(self) -> None:
         self.document.title_changed.connect(self.setWindowTitle)
         self.document.error.connect(self.show_error)
+        self.document.replaced.connect(self.walkthrough.restart)
         self.controls.message.connect(self.status.show)
         self.matrices.input_error.connect(self.status.show)
         self.banner.try_requested.connect(self.apply_experiment)
@@ -134,10 +153,10 @@ class MainWindow(QMainWindow):
         try:
             data = load_example(key)
         except (KeyError, SessionFileError) as exc:
-            self.show_error(f"Could not open the example {key!r}: {exc}")
+            reason = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+            self.show_error(f"Could not open the example {key}: {reason}")
             return False
         self.document.replace(data)
-        self.walkthrough.restart()
         return True
 
     def apply_experiment(self, changes: dict) -> None:
@@ -153,27 +172,62 @@ class MainWindow(QMainWindow):
             self.session.config = config
 
     def _on_walk_step(self, step) -> None:
-        for stage, view in self.stages.views().items():
-            view.set_highlighted(step is not None and stage == step.stage)
+        self.stages.highlight_stage(step.stage if step is not None else None)
 
-    def export_view(self, stage: str, head: int) -> None:
-        """Open the export dialog on one stage and head."""
+    def _export_name(self) -> str:
+        path = self.document.path
+        return path.stem if path is not None else self.session.name
+
+    def export_dialog(self, stage: str, head: int):
+        """The export dialog for one stage and head, or None (with a message) when nothing
+        is computed."""
         from attention_explorer.ui.export_dialog import ExportDialog
 
         if self.live.trace is None:
-            return
-        ExportDialog(self, self.live.trace, self.prefs, self.settings, stage, head).exec()
+            self.status.show("Nothing to export: fix the problem shown first")
+            return None
+        return ExportDialog(self, self.live.trace, self.prefs, self.settings, stage, head,
+                            name=self._export_name())  # fmt: skip
+
+    def export_view(self, stage: str, head: int) -> None:
+        """Open the export dialog on one stage and head (File > Export, Ctrl+E, a view's menu)."""
+        dialog = self.export_dialog(stage, head)
+        if dialog is not None and dialog.exec() and dialog.written is not None:
+            self.status.show(f"Exported {dialog.written}")
+
+    def export_all_dialog(self):
+        """The dialog that exports every stage and head into a folder."""
+        from attention_explorer.ui.export_all_dialog import ExportAllDialog
+
+        return ExportAllDialog(self, self.live.full_trace, self.prefs, self.settings,
+                               name=self._export_name())  # fmt: skip
+
+    def export_all(self) -> None:
+        """File > Export All: every stage and head, named predictably, into one folder."""
+        dialog = self.export_all_dialog()
+        if dialog.exec() and dialog.written:
+            folder = dialog.written[0].parent
+            self.status.show(f"Exported {len(dialog.written)} files to {folder}")
 
     def copy_view(self, stage: str, head: int) -> None:
-        """Copy a finished picture of one stage to the clipboard."""
-        from attention_explorer.export import render_stage_image
+        """Copy a finished picture of one stage to the clipboard, in the window's colours."""
+        from attention_explorer.export import ExportError, render_stage_image
+        from attention_explorer.ui.export_dialog import stage_cmap
         from PySide6.QtWidgets import QApplication
 
-        if self.live.trace is None:
+        trace = self.live.trace
+        if trace is None:
+            self.status.show("Nothing to copy: fix the problem shown first")
             return
-        image = render_stage_image(self.live.trace, stage, head, cmap=self.prefs.colormap)
+        try:
+            image = render_stage_image(trace, stage, head, cmap=stage_cmap(stage, self.prefs),
+                                       name=self._export_name(),
+                                       show_values=self.prefs.show_values)  # fmt: skip
+        except ExportError as exc:
+            self.status.show(f"Not copied: {exc}")
+            return
         QApplication.clipboard().setImage(image)
-        self.status.show(f"Copied {stage} (head {head}) to the clipboard")
+        self.status.show(f"Copied the {stage} picture to the clipboard")
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt API name
         """Ask about unsaved changes, then remember the layout."""

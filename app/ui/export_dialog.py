@@ -1,0 +1,185 @@
+"""ExportDialog: save one stage of one head (or the all-heads grid) as a picture or numbers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from attention_explorer.export import ExportError, export_heads_grid, export_stage
+from attention_explorer.export.stages import TITLES, computed_stages, is_per_head
+from attention_explorer.ui.colormaps import DIVERGING_STAGES
+from attention_explorer.ui.picture_options import PictureOptions
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+#: Formats offered, with what each is for.
+FORMAT_CHOICES = (
+    ("png", "PNG picture"),
+    ("svg", "SVG vector picture"),
+    ("pdf", "PDF page"),
+    ("csv", "CSV numbers (token names as headers)"),
+    ("npy", "NumPy array (.npy)"),
+)
+#: The pseudo-head that stands for "every head in one grid picture".
+GRID = -1
+
+
+def stage_cmap(stage: str, prefs) -> str:
+    """The colour map the window shows ``stage`` with, so exports match the screen."""
+    return prefs.diverging_colormap if stage in DIVERGING_STAGES else prefs.colormap
+
+
+def last_folder(settings: QSettings) -> Path:
+    """The folder of the last export (or the home folder)."""
+    folder = Path(str(settings.value("export/last_folder", str(Path.home()))))
+    return folder if folder.is_dir() else Path.home()
+
+
+class ExportDialog(QDialog):
+    """Choose stage, head, format, size and file; export through :mod:`attention_explorer.export`.
+
+    Errors (a missing folder, a full disk, a size out of range) are shown in the dialog, which
+    stays open; nothing is left half-written because the export module writes atomically.
+    """
+
+    def __init__(
+        self, window: QWidget, trace, prefs, settings: QSettings, stage: str, head: int,
+        name: str = "",
+    ):  # fmt: skip
+        super().__init__(window)
+        self.setWindowTitle("Export a stage")
+        self.trace, self.prefs, self.settings, self.name = trace, prefs, settings, name
+        self.written: Path | None = None
+        self.stage_box = QComboBox()
+        for name in computed_stages(trace):
+            self.stage_box.addItem(TITLES.get(name, name), name)
+        index = self.stage_box.findData(stage)
+        if index < 0:
+            index = max(self.stage_box.findData("weights"), 0)
+        self.stage_box.setCurrentIndex(index)
+        self.head_box = QComboBox()
+        for k in trace.heads:
+            self.head_box.addItem(f"Head {k}", k)
+        if len(trace.heads) > 1:
+            self.head_box.addItem("All heads in one grid", GRID)
+        self.head_box.setCurrentIndex(max(self.head_box.findData(head), 0))
+        self.format_box = QComboBox()
+        for fmt, text in FORMAT_CHOICES:
+            self.format_box.addItem(text, fmt)
+        remembered = self.format_box.findData(settings.value("export/format", "png"))
+        self.format_box.setCurrentIndex(max(remembered, 0))
+        self.options = PictureOptions(settings, prefs.show_values)
+        self.path_edit = QLineEdit()
+        browse = QPushButton("Browse…")
+        browse.clicked.connect(self._browse)
+        path_row = QHBoxLayout()
+        path_row.addWidget(self.path_edit, 1)
+        path_row.addWidget(browse)
+        self.message = QLabel()
+        self.message.setWordWrap(True)
+        self.message.setStyleSheet("color: #c0392b;")
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
+        )
+        buttons.accepted.connect(self.export)
+        buttons.rejected.connect(self.reject)
+        form = QFormLayout()
+        form.addRow("Stage:", self.stage_box)
+        form.addRow("Head:", self.head_box)
+        form.addRow("Format:", self.format_box)
+        form.addRow("File:", path_row)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(self.options)
+        layout.addWidget(self.message)
+        layout.addWidget(buttons)
+        for box in (self.stage_box, self.head_box, self.format_box):
+            box.currentIndexChanged.connect(self._suggest_path)
+        self._suggest_path()
+        self.resize(520, self.sizeHint().height())
+
+    # -- choices -----------------------------------------------------------------------------
+    def stage(self) -> str:
+        """The chosen stage name."""
+        return self.stage_box.currentData()
+
+    def head(self) -> int:
+        """The chosen head, or ``GRID`` for the all-heads grid."""
+        return self.head_box.currentData()
+
+    def fmt(self) -> str:
+        """The chosen format (png, svg, pdf, csv, npy)."""
+        return self.format_box.currentData()
+
+    def _suggest_path(self, *_args) -> None:
+        stage, head, fmt = self.stage(), self.head(), self.fmt()
+        per_head = is_per_head(stage)
+        grid_ok = per_head and fmt in ("png", "svg", "pdf")
+        self.head_box.setEnabled(per_head)
+        if head == GRID and not grid_ok:
+            self.head_box.setCurrentIndex(0)
+            return  # the index change calls back here
+        self.options.setEnabled(fmt in ("png", "svg", "pdf"))
+        if not per_head:
+            stem = stage
+        elif head == GRID:
+            stem = f"{stage}_grid"
+        else:
+            stem = f"{stage}_head{head}"
+        current = Path(self.path_edit.text()) if self.path_edit.text() else None
+        folder = current.parent if current else last_folder(self.settings)
+        self.path_edit.setText(str(folder / f"{stem}.{fmt}"))
+        self.message.clear()
+
+    def _browse(self) -> None:
+        chosen, _ = QFileDialog.getSaveFileName(
+            self, "Export to", self.path_edit.text(), f"{self.fmt().upper()} (*.{self.fmt()})"
+        )
+        if chosen:
+            self.path_edit.setText(chosen)
+
+    # -- export ------------------------------------------------------------------------------
+    def export(self) -> bool:
+        """Write the file; on success remember the choices and close, else show why."""
+        text = self.path_edit.text().strip()
+        if not text:
+            self.message.setText("Choose a file to export to.")
+            return False
+        path = Path(text).expanduser()
+        if path.suffix.lower() != f".{self.fmt()}":
+            path = path.with_name(path.name + f".{self.fmt()}")
+        options = dict(
+            cmap=stage_cmap(self.stage(), self.prefs),
+            show_values=self.options.show_values(),
+            size=self.options.picture_size(),
+            dpi=self.options.dpi(),
+            name=self.name or None,
+        )
+        QGuiApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
+        try:
+            if self.head() == GRID:
+                self.written = export_heads_grid(self.trace, path, self.stage(), **options)
+            else:
+                self.written = export_stage(self.trace, self.stage(), self.head(), path, **options)
+        except ExportError as exc:
+            self.message.setText(f"Not exported: {exc}")
+            return False
+        finally:
+            QGuiApplication.restoreOverrideCursor()
+        self.settings.setValue("export/last_folder", str(path.parent))
+        self.settings.setValue("export/format", self.fmt())
+        self.options.remember()
+        self.accept()
+        return True

@@ -1,0 +1,388 @@
+"""MatrixModel: a table model over one 2-D slice of a session input array.
+
+The slice is named by an array name and, for the per-head arrays of direct mode, a head:
+``("Q", 1)`` is ``session.inputs.Q[1]`` ``[n, d_k]``; ``("W_Q", None)`` is the whole
+``W_Q [d_model, h*d_k]``. Every write replaces ``session.inputs`` inside one history
+transaction; bad text is refused through ``input_error`` and the cell keeps its value.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+import pyqtgraph as pg
+from attention_explorer.engine.inputs import MAX_ABS_INPUT
+from attention_explorer.session.history import History
+from attention_explorer.session.model import Session
+from attention_explorer.ui.number_text import (
+    NumberTextError,
+    format_exact,
+    format_number,
+    parse_number,
+)
+from attention_explorer.ui.preferences import ViewPreferences
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtCore import Signal as QtSignal
+from PySide6.QtGui import QBrush, QColor, QFont, QGuiApplication, QPalette
+from PySide6.QtWidgets import QWidget
+
+#: Arrays whose rows are the query tokens / the key tokens.
+QUERY_ROW_ARRAYS = ("Q", "X")
+KEY_ROW_ARRAYS = ("K", "V", "X_kv")
+#: Arrays whose columns are grouped per head (query heads / key-value heads).
+HEAD_COLUMN_ARRAYS = {"W_Q": "query", "W_K": "kv", "W_V": "kv"}
+#: How strongly the colour map tints a cell (0 = none, 1 = the full colour).
+TINT_STRENGTH = 0.42
+#: Tint strength in the row of the selected query or key.
+HIGHLIGHT_TINT_STRENGTH = 0.75
+
+_Index = QModelIndex | QPersistentModelIndex
+
+
+def connect_until_destroyed(owner: QObject, connections: list[tuple[object, object]]) -> None:
+    """Connect each (psygnal signal, slot) pair, and disconnect them all when ``owner`` dies.
+
+    A Qt object deleted by its parent must not be called by a later session event.
+    """
+    for signal, slot in connections:
+        signal.connect(slot)
+    owner.destroyed.connect(partial(disconnect_all, connections))
+
+
+def disconnect_all(connections: list[tuple[object, object]], *_args: object) -> None:
+    """Disconnect every (signal, slot) pair still in ``connections`` and empty the list."""
+    while connections:
+        signal, slot = connections.pop()
+        signal.disconnect(slot)
+
+
+def error_text_style(widget: QWidget) -> str:
+    """A style sheet for error text that stays readable on light and dark themes."""
+    dark = widget.palette().color(QPalette.ColorRole.Window).lightness() < 128
+    return "color: #ff7b7b;" if dark else "color: #c62828;"
+
+
+def _luminance(color: QColor) -> float:
+    return 0.2126 * color.redF() + 0.7152 * color.greenF() + 0.0722 * color.blueF()
+
+
+class MatrixModel(QAbstractTableModel):
+    """Editable view of ``session.inputs.<name>`` (or of its slice ``[head]``).
+
+    Signals: ``input_error(str)`` when text or a block is refused; ``input_accepted()``
+    after a successful write.
+    """
+
+    input_error = QtSignal(str)
+    input_accepted = QtSignal()
+
+    def __init__(
+        self,
+        session: Session,
+        history: History,
+        prefs: ViewPreferences,
+        name: str,
+        head: int | None = None,
+        parent: QObject | None = None,
+    ):
+        super().__init__(parent)
+        self.session = session
+        self.history = history
+        self.prefs = prefs
+        self.name = name
+        self.head = head
+        self.last_edit_ok = True
+        self._tints: np.ndarray | None = None  # [rows, cols, 3] uint8, cached per array
+        self._shape = self._slice().shape
+        self._connections = [
+            (session.events.inputs, self._on_inputs_changed),
+            (session.events.tokens, self._on_labels_changed),
+            (session.events.kv_tokens, self._on_labels_changed),
+            (session.events.config, self._on_labels_changed),
+            (session.events.selected_cell, self._on_selected_cell_changed),
+            (prefs.events.colormap, self._on_colormap_changed),
+        ]
+        connect_until_destroyed(self, self._connections)
+
+    def detach(self) -> None:
+        """Stop following the session (call before the model is thrown away)."""
+        disconnect_all(self._connections)
+
+    # -- the array -----------------------------------------------------------------------
+    def full_array(self) -> np.ndarray | None:
+        """The whole session array this model edits a slice of (None when unset)."""
+        return getattr(self.session.inputs, self.name, None)
+
+    def _slice(self) -> np.ndarray:
+        array = self.full_array()
+        if array is None:
+            return np.zeros((0, 0))
+        if self.head is not None:
+            if array.ndim != 3 or not 0 <= self.head < array.shape[0]:
+                return np.zeros((0, 0))
+            return array[self.head]
+        if array.ndim == 1:
+            return array[None, :]
+        return array if array.ndim == 2 else np.zeros((0, 0))
+
+    def matrix(self) -> np.ndarray:
+        """A copy of the 2-D slice shown, ``[rows, columns]``."""
+        return np.array(self._slice(), dtype=np.float64)
+
+    def slice_label(self) -> str:
+        """How the slice is named in messages and undo labels: ``Q (head 1)``, ``W_Q``."""
+        if self.head is None:
+            return self.name
+        kind = "kv head" if self.name in ("K", "V") else "head"
+        return f"{self.name} ({kind} {self.head})"
+
+    def write_matrix(self, values: np.ndarray, label: str) -> bool:
+        """Replace the whole slice with ``values`` as one undo step; False if refused."""
+        values = np.asarray(values, dtype=np.float64)
+        if values.shape != self._shape:
+            self._refuse(
+                f"{self.slice_label()}: expected {self._shape_text()}, got "
+                f"{'x'.join(map(str, values.shape))}"
+            )
+            return False
+        return self.write_block(0, 0, values, label)
+
+    def write_block(self, top: int, left: int, block: np.ndarray, label: str) -> bool:
+        """Write ``block`` with its top-left at (top, left) as one undo step; False if refused.
+
+        The block must fit inside the slice and hold only finite numbers within ±1e30.
+        """
+        block = np.atleast_2d(np.asarray(block, dtype=np.float64))
+        rows, cols = self._shape
+        if top < 0 or left < 0 or top + block.shape[0] > rows or left + block.shape[1] > cols:
+            self._refuse(
+                f"{self.slice_label()}: a {block.shape[0]}x{block.shape[1]} block does "
+                f"not fit at row {top + 1}, column {left + 1} of {self._shape_text()}"
+            )
+            return False
+        if not np.isfinite(block).all() or (np.abs(block) > MAX_ABS_INPUT).any():
+            self._refuse(
+                f"{self.slice_label()}: values must be finite and within "
+                f"±{MAX_ABS_INPUT:g}; nothing was changed"
+            )
+            return False
+        full = self.full_array()
+        new = np.array(full, dtype=np.float64)
+        target = new[self.head] if self.head is not None else new
+        if target.ndim == 1:
+            target = target[None, :]
+        target[top : top + block.shape[0], left : left + block.shape[1]] = block
+        self.last_edit_ok = True
+        if np.array_equal(new, full):
+            self.input_accepted.emit()
+            return True
+        with self.history.transaction(label):
+            self.session.inputs = self.session.inputs.with_array(self.name, new)
+        self.input_accepted.emit()
+        return True
+
+    def _refuse(self, message: str) -> None:
+        self.last_edit_ok = False
+        self.input_error.emit(message)
+
+    def _shape_text(self) -> str:
+        return f"{self._shape[0]}x{self._shape[1]}"
+
+    # -- Qt model interface --------------------------------------------------------------
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+        """Rows of the slice (0 for a child index)."""
+        return 0 if parent.isValid() else self._shape[0]
+
+    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+        """Columns of the slice (0 for a child index)."""
+        return 0 if parent.isValid() else self._shape[1]
+
+    def flags(self, index: _Index) -> Qt.ItemFlag:
+        """Every cell is selectable and editable."""
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsEditable
+
+    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole):
+        """Compact text to show, exact text to edit, tint, readable text colour, tooltip."""
+        if not index.isValid():
+            return None
+        i, j = index.row(), index.column()
+        values = self._slice()
+        if i >= values.shape[0] or j >= values.shape[1]:
+            return None
+        value = float(values[i, j])
+        if role == Qt.ItemDataRole.DisplayRole:
+            return format_number(value)
+        if role == Qt.ItemDataRole.EditRole:
+            return format_exact(value)
+        if role == Qt.ItemDataRole.BackgroundRole:
+            return QBrush(self._background(i, j))
+        if role == Qt.ItemDataRole.ForegroundRole:
+            dark = _luminance(self._background(i, j)) < 0.5
+            return QBrush(QColor("white") if dark else QColor("black"))
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return (
+                f"{self.slice_label()}[{i}, {j}] = {format_exact(value)}\n"
+                f"row: {self._row_meaning(i)}\ncolumn: {self._column_meaning(j)}"
+            )
+        return None
+
+    def setData(self, index: _Index, value, role: int = Qt.ItemDataRole.EditRole) -> bool:
+        """Parse the typed text and write it; refuse bad text with ``input_error``."""
+        if not index.isValid() or role != Qt.ItemDataRole.EditRole:
+            return False
+        i, j = index.row(), index.column()
+        try:
+            number = value if isinstance(value, float) else parse_number(str(value))
+        except NumberTextError as error:
+            self._refuse(f"{self.slice_label()}[{i}, {j}]: {error}; the cell keeps its value")
+            return False
+        return self.write_block(i, j, np.array([[number]]), f"Edit {self._cell_name(i, j)}")
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = 0):
+        """Token names (or dimension labels) for rows, dimension labels for columns."""
+        horizontal = orientation == Qt.Orientation.Horizontal
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._column_label(section) if horizontal else self._row_label(section)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return self._column_meaning(section) if horizontal else self._row_meaning(section)
+        if (
+            role == Qt.ItemDataRole.FontRole
+            and not horizontal
+            and self._is_highlighted_row(section)
+        ):
+            font = QFont()
+            font.setBold(True)
+            return font
+        return None
+
+    # -- labels --------------------------------------------------------------------------
+    def _cell_name(self, i: int, j: int) -> str:
+        if self.head is None:
+            return f"{self.name}[{i}, {j}]"
+        return f"{self.name}[{self.head}, {i}, {j}]"
+
+    def _row_tokens(self) -> tuple[str, ...] | None:
+        if self.name in QUERY_ROW_ARRAYS:
+            return self.session.tokens
+        if self.name == "X_kv":
+            return self.session.kv_tokens
+        if self.name in KEY_ROW_ARRAYS:
+            return self.session.key_tokens
+        return None
+
+    def _row_label(self, i: int) -> str:
+        tokens = self._row_tokens()
+        if tokens is not None:
+            return tokens[i] if i < len(tokens) else str(i)
+        if self.name == "W_O":
+            return self._head_dim_label(i, self.session.config.value_dim)
+        return str(i)
+
+    def _row_meaning(self, i: int) -> str:
+        tokens = self._row_tokens()
+        if tokens is not None:
+            name = tokens[i] if i < len(tokens) else "?"
+            kind = "key token" if self.name in KEY_ROW_ARRAYS else "token"
+            return f"{kind} {i} '{name}'"
+        if self.name == "W_O":
+            width = self.session.config.value_dim
+            return f"head {i // width}, value dimension {i % width}"
+        return f"input dimension {i}" if self.name.startswith("W_") else f"row {i}"
+
+    def _head_width(self) -> int:
+        config = self.session.config
+        return config.value_dim if self.name == "W_V" else config.head_dim
+
+    def _column_label(self, j: int) -> str:
+        if self.name in HEAD_COLUMN_ARRAYS:
+            return self._head_dim_label(j, self._head_width())
+        return str(j)
+
+    def _column_meaning(self, j: int) -> str:
+        if self.name in HEAD_COLUMN_ARRAYS:
+            width = self._head_width()
+            kind = "head" if HEAD_COLUMN_ARRAYS[self.name] == "query" else "kv head"
+            return f"{kind} {j // width}, dimension {j % width}"
+        if self.name == "W_O":
+            return f"output dimension {j}"
+        return f"dimension {j}"
+
+    @staticmethod
+    def _head_dim_label(k: int, width: int) -> str:
+        width = max(1, width)
+        return f"h{k // width}.{k % width}"
+
+    # -- colours -------------------------------------------------------------------------
+    def _highlighted_row(self) -> int | None:
+        cell = self.session.selected_cell
+        if cell is None:
+            return None
+        if self.name in QUERY_ROW_ARRAYS:
+            return cell[0]
+        if self.name in KEY_ROW_ARRAYS:
+            return cell[1]
+        return None
+
+    def _is_highlighted_row(self, i: int) -> bool:
+        return self._highlighted_row() == i
+
+    def _tint_table(self) -> np.ndarray:
+        if self._tints is None:
+            full = self.full_array()
+            values = self._slice()
+            if values.size == 0 or full is None:
+                self._tints = np.zeros((*values.shape, 3), dtype=np.uint8)
+            else:
+                low, high = float(np.min(full)), float(np.max(full))  # same scale for every head
+                span = high - low
+                scaled = (values - low) / span if span > 0 else np.full(values.shape, 0.5)
+                colormap = pg.colormap.get(self.prefs.colormap)
+                self._tints = colormap.map(scaled, mode="byte")[..., :3]  # [rows, cols, 3]
+        return self._tints
+
+    def _background(self, i: int, j: int) -> QColor:
+        base = QGuiApplication.palette().color(QPalette.ColorRole.Base)
+        r, g, b = (int(c) for c in self._tint_table()[i, j])
+        alpha = HIGHLIGHT_TINT_STRENGTH if self._is_highlighted_row(i) else TINT_STRENGTH
+        return QColor(
+            round(base.red() + (r - base.red()) * alpha),
+            round(base.green() + (g - base.green()) * alpha),
+            round(base.blue() + (b - base.blue()) * alpha),
+        )
+
+    # -- session events ------------------------------------------------------------------
+    def _refresh_all(self) -> None:
+        self._tints = None
+        if self._shape[0] and self._shape[1]:
+            self.dataChanged.emit(
+                self.index(0, 0), self.index(self._shape[0] - 1, self._shape[1] - 1)
+            )
+
+    def _on_inputs_changed(self, *_args: object) -> None:
+        shape = self._slice().shape
+        if shape != self._shape:
+            self.beginResetModel()
+            self._shape = shape
+            self._tints = None
+            self.endResetModel()
+        else:
+            self._refresh_all()
+
+    def _on_labels_changed(self, *_args: object) -> None:
+        if self._shape[0]:
+            self.headerDataChanged.emit(Qt.Orientation.Vertical, 0, self._shape[0] - 1)
+        if self._shape[1]:
+            self.headerDataChanged.emit(Qt.Orientation.Horizontal, 0, self._shape[1] - 1)
+
+    def _on_selected_cell_changed(self, *_args: object) -> None:
+        if self.name in QUERY_ROW_ARRAYS or self.name in KEY_ROW_ARRAYS:
+            self._refresh_all()
+            self._on_labels_changed()
+
+    def _on_colormap_changed(self, *_args: object) -> None:
+        self._refresh_all()

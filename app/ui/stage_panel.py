@@ -1,0 +1,206 @@
+"""StagePanel: every stage of the selected head, in pipeline order, with the step between.
+
+    QKᵀ → scores → × 1/√d_k → scaled → mask → masked
+    softmax → weights → · V → head output
+    concat → concat → · W_O → output          (when heads > 1 or W_O exists)
+
+Each arrow caption names the operation that turns one view into the next, so a learner can
+read the order at a glance. The panel only routes the LiveTrace's trace to its views.
+"""
+
+from __future__ import annotations
+
+from attention_explorer.engine.explain import format_number
+from attention_explorer.ui.heatmap_view import HeatmapView
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QScrollArea,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
+
+#: The rows of views, each stage in pipeline order.
+PIPELINE_ROWS = (("scores", "scaled", "masked"), ("weights", "head_outputs"), ("concat", "output"))
+#: Width one caption and its view need, in pixels; the panel fits 1 to 3 per row.
+PAIR_WIDTH = 330
+#: Stages shown only with several heads or an output projection.
+COMBINE_STAGES = ("concat", "output")
+
+
+def step_caption(stage: str, trace) -> str:
+    """The operation that produces ``stage`` from the view before it, e.g. "× 1/√4"."""
+    config = trace.config if trace is not None else None
+    if stage == "scores":
+        return "Q·Kᵀ"
+    if stage == "scaled":
+        if config is None or config.scale == "sqrt_dk":
+            text = f"× 1/√{config.head_dim}" if config else "× 1/√d_k"
+        elif config.scale == "none":
+            text = "× 1"
+        else:
+            text = f"× {format_number(trace.scale, 3)}"
+        if config is not None and config.temperature != 1:
+            text += f"\n÷ T={format_number(config.temperature, 3)}"
+        return text
+    if stage == "masked":
+        return f"mask\n({config.mask})" if config else "mask"
+    if stage == "weights":
+        return f"{config.normalizer if config else 'softmax'}\nper row"
+    if stage == "head_outputs":
+        return "· V"
+    if stage == "concat":
+        return "concat\nheads"
+    return "· W_O"
+
+
+class StagePanel(QWidget):
+    """The live stage views of the selected head, read from ``live_trace``.
+
+    Signals relay the views' context menus: ``export_requested(stage, head)``,
+    ``copy_requested(stage, head)``.
+    """
+
+    export_requested = Signal(str, int)
+    copy_requested = Signal(str, int)
+
+    def __init__(self, session, live_trace, prefs, parent=None):
+        super().__init__(parent)
+        self.session, self.live, self.prefs = session, live_trace, prefs
+        self._views: dict[str, HeatmapView] = {}
+        self._captions: dict[str, QLabel] = {}
+        self._combine = True  # concat and output shown
+        self._arrangement: tuple = ()  # (columns, stages shown) of the current layout
+        self._build()
+        live_trace.updated.connect(self._on_trace_updated)
+        session.events.selected_head.connect(self._on_selected_head_changed)
+        if live_trace.trace is not None:
+            self._on_trace_updated(live_trace.trace)
+
+    def _build(self) -> None:
+        self.header = QLabel()
+        self.header.setTextFormat(Qt.TextFormat.RichText)
+        ignored, preferred = QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred
+        self.header.setSizePolicy(ignored, preferred)  # a long line must not widen the panel
+        # No word wrap: a height-for-width child would make the scroll area use the views'
+        # preferred height instead of the height it has.
+        inner = QWidget()
+        self._column = QVBoxLayout(inner)
+        self._column.setContentsMargins(2, 2, 2, 2)
+        self._column.addWidget(self.header)
+        for stages in PIPELINE_ROWS:
+            for stage in stages:
+                caption = QLabel(f"{step_caption(stage, None)}\n→", inner)
+                caption.setAlignment(Qt.AlignmentFlag.AlignCenter)
+                caption.setMinimumWidth(56)
+                caption.setStyleSheet("font-weight: bold;")
+                caption.setObjectName(f"caption_{stage}")
+                view = HeatmapView(stage, self.session, self.prefs, inner)
+                view.export_requested.connect(self.export_requested)
+                view.copy_requested.connect(self.copy_requested)
+                self._captions[stage], self._views[stage] = caption, view
+        scroll = QScrollArea()
+        scroll.setWidget(inner)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        self._scroll = scroll
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(scroll)
+        self._reflow()
+
+    def _reflow(self) -> None:
+        """Lay the (caption, view) pairs out in pipeline order, as many per row as fit."""
+        width = self.width() - self._scroll.verticalScrollBar().sizeHint().width()
+        columns = max(1, min(3, width // PAIR_WIDTH))
+        shown = tuple(s for s in self._views if self._combine or s not in COMBINE_STAGES)
+        if (columns, shown) == self._arrangement:
+            return
+        self._arrangement = (columns, shown)
+        if columns == 3:
+            rows = [tuple(s for s in row if s in shown) for row in PIPELINE_ROWS]
+        else:
+            rows = [shown[k : k + columns] for k in range(0, len(shown), columns)]
+        while self._column.count() > 1:  # keep the header, drop the old rows
+            old = self._column.takeAt(1).layout()
+            while old is not None and old.count():
+                old.takeAt(0)
+        for stages in filter(None, rows):
+            line = QHBoxLayout()
+            line.setSpacing(2)
+            for stage in stages:
+                line.addWidget(self._captions[stage])
+                line.addWidget(self._views[stage], 1)
+            self._column.addLayout(line, 1)
+        for stage in self._views:
+            self._captions[stage].setVisible(stage in shown)
+            self._views[stage].setVisible(stage in shown)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt API name
+        """Re-flow the views: three per row when there is room, fewer when narrow."""
+        super().resizeEvent(event)
+        self._reflow()
+
+    # -- public API -------------------------------------------------------------------------
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt API name
+        """Room for three heatmaps side by side: the panel is the window's main view."""
+        return QSize(960, 760)
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt API name
+        """At least one heatmap wide, so a splitter never crushes the views."""
+        return QSize(420, 320)
+
+    def view(self, stage: str) -> HeatmapView:
+        """The view showing ``stage``."""
+        return self._views[stage]
+
+    def views(self) -> dict[str, HeatmapView]:
+        """Every view, by stage name, in pipeline order."""
+        return dict(self._views)
+
+    def highlight_stage(self, stage: str | None) -> None:
+        """Frame the view of ``stage`` (the walkthrough points at it); None clears the frame."""
+        for name, view in self._views.items():
+            view.set_highlighted(name == stage)
+        if stage in self._views and self._views[stage].isVisibleTo(self):
+            self._scroll.ensureWidgetVisible(self._views[stage])
+
+    def combine_row_shown(self) -> bool:
+        """True when the concat and W_O output views are part of the panel."""
+        return self._combine
+
+    def columns(self) -> int:
+        """How many views sit side by side in a row now (1 to 3, from the panel's width)."""
+        return self._arrangement[0]
+
+    # -- updates ----------------------------------------------------------------------------
+    def _on_trace_updated(self, trace) -> None:
+        head = self.session.selected_head
+        combine = trace.config.heads > 1 or trace.has("output")
+        if combine != self._combine:
+            self._combine = combine
+            self._reflow()
+        for stage, view in self._views.items():
+            if stage in COMBINE_STAGES and not combine:
+                continue
+            view.set_trace(trace, head)
+            text = f"{step_caption(stage, trace)}\n→"
+            if self._captions[stage].text() != text:
+                self._captions[stage].setText(text)
+        self._update_header(trace, head)
+
+    def _update_header(self, trace, head: int) -> None:
+        heads = trace.config.heads
+        text = (
+            f"<b>Head {head}</b> of {heads} · {trace.n_queries} queries × {trace.n_keys} keys"
+            " · hover a cell for its arithmetic, click to select"
+        )
+        if self.header.text() != text:
+            self.header.setText(text)
+
+    def _on_selected_head_changed(self, *_args) -> None:
+        trace = self.live.trace
+        if trace is not None:
+            self._on_trace_updated(trace)

@@ -1,0 +1,244 @@
+"""WalkthroughPanel: Back / Next through every stage of the live trace, with its numbers."""
+
+from __future__ import annotations
+
+import html
+
+from attention_explorer.session.model import Session
+from attention_explorer.session.walkthrough import WalkStep, steps_for
+from attention_explorer.ui.live_trace import LiveTrace
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+_NEXT_KEYS = (Qt.Key.Key_PageDown, Qt.Key.Key_Right)
+_BACK_KEYS = (Qt.Key.Key_PageUp, Qt.Key.Key_Left)
+
+
+class WalkthroughPanel(QWidget):
+    """Step through the attention pipeline of the current session, one stage at a time.
+
+    The steps come from :func:`attention_explorer.session.walkthrough.steps_for` on
+    ``live_trace.trace`` and are rebuilt after every recompute, keeping the current step, so
+    an edit shows up in the narration at once. Moving to a step emits ``step_changed(step)``
+    (a :class:`WalkStep`, or None when there is nothing to show) and points
+    ``session.selected_head``/``selected_cell`` at the step's head and first cell.
+    Keys while the panel has focus: PageDown / Alt+Right next, PageUp / Alt+Left back,
+    Home restart.
+    """
+
+    step_changed = Signal(object)
+
+    def __init__(self, session: Session, live_trace: LiveTrace, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.session = session
+        self.live_trace = live_trace
+        self._steps: list[WalkStep] = []
+        self._index = 0
+        self._focus: tuple[int, int] | None = None  # (query row, key column) once resolved
+        self._focus_tokens: tuple = ()
+        self._head: int | None = None
+        self._written_cell: tuple[int, int] | None = None
+        self._written_head: int | None = None
+        self._stale_trace = None
+        self._build()
+        live_trace.updated.connect(self._on_trace_updated)
+        live_trace.failed.connect(self._on_trace_failed)
+        self.restart()
+
+    # -- layout ------------------------------------------------------------------------------
+    def _build(self) -> None:
+        self.setObjectName("walkthroughPanel")
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.title = QLabel()
+        self.title.setObjectName("walkthroughTitle")
+        font = self.title.font()
+        font.setBold(True)
+        font.setPointSizeF(font.pointSizeF() * 1.15)
+        self.title.setFont(font)
+        self.title.setWordWrap(True)
+        self.counter = QLabel()
+        self.counter.setObjectName("walkthroughCounter")
+        self.restart_button = QPushButton("Restart")
+        self.restart_button.setToolTip("Back to the first step (Home)")
+        self.back_button = QPushButton("◀ Back")
+        self.back_button.setToolTip("Previous step (PageUp or Alt+Left)")
+        self.next_button = QPushButton("Next ▶")
+        self.next_button.setToolTip("Next step (PageDown or Alt+Right)")
+        for button in (self.restart_button, self.back_button, self.next_button):
+            button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
+        self.restart_button.clicked.connect(self.restart)
+        self.back_button.clicked.connect(self.go_back)
+        self.next_button.clicked.connect(self.go_next)
+        self.narration = QTextBrowser()
+        self.narration.setObjectName("walkthroughNarration")
+        self.narration.setOpenLinks(False)
+        self.narration.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.notice = QLabel()
+        self.notice.setObjectName("walkthroughNotice")
+        self.notice.setWordWrap(True)
+        self.notice.setStyleSheet("color: #b35c00;")
+        self.notice.hide()
+
+        header = QHBoxLayout()
+        header.addWidget(self.title, 1)
+        header.addWidget(self.counter, 0, Qt.AlignmentFlag.AlignTop)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.restart_button)
+        buttons.addStretch(1)
+        buttons.addWidget(self.back_button)
+        buttons.addWidget(self.next_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addLayout(header)
+        layout.addWidget(self.notice)
+        layout.addWidget(self.narration, 1)
+        layout.addLayout(buttons)
+
+    # -- public API --------------------------------------------------------------------------
+    def steps(self) -> list[WalkStep]:
+        """The current steps, built from the latest trace."""
+        return list(self._steps)
+
+    def current(self) -> WalkStep | None:
+        """The step on screen, or None when there is no trace yet."""
+        return self._steps[self._index] if self._steps else None
+
+    def index(self) -> int:
+        """Position of the current step (0-based)."""
+        return self._index
+
+    def go_next(self) -> None:
+        """Move one step on (does nothing at the last step)."""
+        if self._index + 1 < len(self._steps):
+            self._index += 1
+            self._show(navigated=True)
+
+    def go_back(self) -> None:
+        """Move one step back (does nothing at the first step)."""
+        if self._index > 0:
+            self._index -= 1
+            self._show(navigated=True)
+
+    def restart(self) -> None:
+        """Start again at step 1, following the session's selected head and cell if set."""
+        cell, head = self.session.selected_cell, self.session.selected_head
+        self._focus = None if cell is None or cell == self._written_cell else tuple(cell)
+        self._focus_tokens = ()
+        # A trace computed before the restart may belong to the previous document: the first
+        # new one picks the focus afresh unless the user chose a cell.
+        self._stale_trace = self.live_trace.trace if self._focus is None else None
+        if head != self._written_head:
+            self._head = head
+        self._index = 0
+        self._rebuild()
+        self._show(navigated=True)
+
+    # -- building ----------------------------------------------------------------------------
+    def _rebuild(self) -> None:
+        trace = self.live_trace.trace
+        if trace is None:
+            self._steps = []
+            return
+        tokens = (trace.tokens, trace.kv_tokens)
+        if self._focus_tokens and tokens != self._focus_tokens:
+            self._focus = None  # a different sentence: pick a fresh focus
+        row, col = self._focus if self._focus is not None else (None, None)
+        s = self.session
+        self._steps = steps_for(
+            trace, row, col, head=self._head, name=s.name, description=s.description, notes=s.notes
+        )
+        scores = next((st for st in self._steps if st.key == "scores"), None)
+        if scores is not None:
+            self._focus, self._focus_tokens = scores.cells[0], tokens
+            self._head = scores.head
+        self._index = min(self._index, max(0, len(self._steps) - 1))
+
+    def _on_trace_updated(self, trace) -> None:
+        if self._stale_trace is not None and trace is not self._stale_trace:
+            self._focus, self._stale_trace = None, None
+        before = self.current()
+        self._rebuild()
+        self.notice.hide()
+        after = self.current()
+        moved = (
+            before is None
+            or after is None
+            or (
+                (before.key, before.stage, before.head, before.cells)
+                != (after.key, after.stage, after.head, after.cells)
+            )
+        )
+        self._show(navigated=False, emit=moved)
+
+    def _on_trace_failed(self, field: str, message: str) -> None:
+        self.notice.setText(
+            f"These numbers cannot be computed yet ({html.escape(field)}: {html.escape(message)})."
+            " The walkthrough still shows the last numbers that worked."
+        )
+        self.notice.show()
+
+    # -- showing -----------------------------------------------------------------------------
+    def _show(self, navigated: bool, emit: bool = True) -> None:
+        step = self.current()
+        total = len(self._steps)
+        self.back_button.setEnabled(self._index > 0)
+        self.next_button.setEnabled(self._index + 1 < total)
+        self.restart_button.setEnabled(total > 0 and self._index > 0)
+        if step is None:
+            self.title.setText("Walkthrough")
+            self.counter.setText("")
+            self.narration.setHtml(
+                "<p>The walkthrough starts as soon as the numbers can be computed.</p>"
+            )
+        else:
+            self.title.setText(step.title)
+            self.counter.setText(f"Step {self._index + 1} of {total}")
+            scroll = self.narration.verticalScrollBar().value()
+            self.narration.setHtml(step.text)
+            if not navigated:
+                self.narration.verticalScrollBar().setValue(scroll)
+            if navigated or emit:
+                self._select(step, navigated)
+        if emit:
+            self.step_changed.emit(step)
+
+    def _select(self, step: WalkStep, navigated: bool) -> None:
+        """Point the views at the step's head and cell, without undoing the user's own choice."""
+        s = self.session
+        if not navigated and (
+            self._written_cell is None
+            or s.selected_cell != self._written_cell
+            or s.selected_head not in (self._written_head, step.head)
+        ):
+            return  # after a mere recompute, only follow up on a selection we made ourselves
+        if step.head != s.selected_head:
+            self._written_head = step.head
+            s.selected_head = step.head
+        if step.cells and step.cells[0] != s.selected_cell:
+            self._written_cell = step.cells[0]
+            s.selected_cell = step.cells[0]
+
+    # -- keyboard ----------------------------------------------------------------------------
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt API name
+        """PageDown / Alt+Right: next; PageUp / Alt+Left: back; Home: restart."""
+        key, mods = event.key(), event.modifiers()
+        alt = bool(mods & Qt.KeyboardModifier.AltModifier)
+        arrows = (Qt.Key.Key_Left, Qt.Key.Key_Right)
+        if key in _NEXT_KEYS and (alt or key not in arrows):
+            self.go_next()
+        elif key in _BACK_KEYS and (alt or key not in arrows):
+            self.go_back()
+        elif key == Qt.Key.Key_Home:
+            self.restart()
+        else:
+            super().keyPressEvent(event)
+            return
+        event.accept()

@@ -1,0 +1,267 @@
+"""The live stage views: heatmaps per stage, the stage panel and the heads grid."""
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import numpy as np
+import pytest
+from attention_explorer.engine import compute, explain
+from attention_explorer.session.model import Session
+from attention_explorer.session.resize import set_heads, set_token_count
+from attention_explorer.session.starter import starter_session
+from attention_explorer.ui.heads_grid import HeadsGrid
+from attention_explorer.ui.heatmap_view import MAX_DISPLAY, HeatmapView, downsample_for_display
+from attention_explorer.ui.live_trace import LiveTrace
+from attention_explorer.ui.preferences import ViewPreferences
+from attention_explorer.ui.stage_panel import StagePanel
+from PySide6.QtCore import QPointF, Qt
+from PySide6.QtWidgets import QToolTip
+
+
+@pytest.fixture
+def setup(qtbot):
+    """A starter session (4 tokens, 2 heads, causal), its LiveTrace, a panel and a grid."""
+    session = Session.from_data(starter_session())
+    live = LiveTrace(session)
+    prefs = ViewPreferences()
+    panel = StagePanel(session, live, prefs)
+    grid = HeadsGrid(session, live, prefs)
+    for widget in (panel, grid):
+        qtbot.addWidget(widget)
+    panel.resize(1100, 850)
+    grid.resize(320, 320)
+    panel.show()
+    grid.show()
+    qtbot.waitExposed(panel)
+    live.recompute_now()
+    yield session, live, prefs, panel, grid
+    live.shutdown()
+
+
+def _viewport_point(graphics, scene_point):
+    return graphics.mapFromScene(scene_point)
+
+
+def _cell_point(view: HeatmapView, row: int, col: int):
+    """Where the centre of cell (row, col) lies in the view's viewport coordinates."""
+    scene = view.plot.getViewBox().mapViewToScene(QPointF(col + 0.5, row + 0.5))
+    return _viewport_point(view.graphics, scene)
+
+
+def test_weights_view_shows_the_engine_weights_of_the_selected_head(setup):
+    session, live, _, panel, _ = setup
+    image = panel.view("weights").image_data()
+    expected = live.trace.stage("weights", session.selected_head)
+    assert image.dtype == np.float32 and image.flags.c_contiguous
+    np.testing.assert_allclose(image, expected, rtol=1e-6)
+    assert panel.view("weights").levels() == (0.0, 1.0)
+    assert panel.view("weights").title() == "softmax weights · head 0"
+
+
+def test_score_levels_are_symmetric_about_zero(setup):
+    _, live, _, panel, _ = setup
+    low, high = panel.view("scores").levels()
+    assert low == -high
+    assert high == pytest.approx(np.abs(live.trace.stage("scores", 0)).max())
+
+
+def test_selecting_another_head_shows_its_data(setup):
+    session, live, _, panel, _ = setup
+    before = panel.view("scores").image_data().copy()
+    session.selected_head = 1
+    for stage in ("scores", "weights", "head_outputs"):
+        np.testing.assert_allclose(
+            panel.view(stage).image_data(), live.trace.stage(stage, 1), rtol=1e-6
+        )
+    assert not np.allclose(before, panel.view("scores").image_data())
+    assert panel.view("weights").title().endswith("head 1")
+
+
+def test_causal_mask_marks_hidden_cells_without_non_finite_data(setup):
+    _, live, _, panel, _ = setup
+    view = panel.view("masked")
+    hidden_by_mask = ~live.trace["mask"]  # [n, m]
+    assert hidden_by_mask.any()
+    assert np.isfinite(view.image_data()).all()
+    np.testing.assert_array_equal(view.hidden_cells(), hidden_by_mask)
+    assert view.hidden_overlay.isVisible()
+    texts = np.array(view.cell_text_values()).reshape(hidden_by_mask.shape)
+    assert (texts[hidden_by_mask] == "−∞").all()
+    assert "−∞" not in texts[~hidden_by_mask]
+    assert not panel.view("scores").hidden_cells().any()
+    for stage_view in panel.views().values():
+        assert np.isfinite(stage_view.image_data()).all()
+        assert not any("nan" in t.lower() for t in stage_view.cell_text_values())
+
+
+def test_clicking_a_cell_selects_it_in_the_session(setup, qtbot):
+    session, _, _, panel, _ = setup
+    view = panel.view("weights")
+    with qtbot.waitSignal(view.cell_clicked) as clicked:
+        qtbot.mouseClick(
+            view.graphics.viewport(), Qt.MouseButton.LeftButton, pos=_cell_point(view, 2, 1)
+        )
+    assert clicked.args == [2, 1]
+    assert session.selected_cell == (2, 1)
+    assert session.selected_stage == "weights"
+    outline = panel.view("scores")._selection[0].rect()
+    assert (outline.x(), outline.y(), outline.width(), outline.height()) == (1, 2, 1, 1)
+    row = panel.view("head_outputs")._selection[0].rect()
+    assert (row.y(), row.height()) == (2, 1)
+
+
+def test_tooltip_explains_the_hovered_cell(setup, qtbot):
+    _, live, _, panel, _ = setup
+    view = panel.view("weights")
+    headline = explain(live.trace, "weights", 0, 2, 1).headline
+    assert view.tooltip_text(2, 1).startswith(headline)
+    qtbot.mouseMove(view.graphics.viewport(), _cell_point(view, 2, 1))
+    qtbot.waitUntil(lambda: headline.split(" = ")[0] in QToolTip.text(), timeout=2000)
+
+
+def test_show_values_off_hides_the_numbers(setup):
+    _, _, prefs, panel, _ = setup
+    view = panel.view("weights")
+    assert len(view.cell_text_values()) == 16
+    prefs.show_values = False
+    assert view.cell_text_values() == []
+    prefs.show_values = True
+    assert len(view.cell_text_values()) == 16
+
+
+def test_text_items_are_reused_between_updates(setup):
+    session, live, _, panel, _ = setup
+    view = panel.view("scores")
+    items = list(view._texts)
+    session.inputs = session.inputs.with_changes(X=session.inputs.X * 2)
+    live.recompute_now()
+    assert view._texts == items
+    np.testing.assert_allclose(view.image_data(), live.trace.stage("scores", 0), rtol=1e-5)
+
+
+def test_long_sequences_are_downsampled(setup, qtbot):
+    session, live, _, panel, grid = setup
+    with qtbot.waitSignal(live.updated, timeout=20000):
+        session.load(set_token_count(session.data(), 600))
+    for view in panel.views().values():
+        rows, cols = view.image_data().shape
+        assert rows <= MAX_DISPLAY and cols <= MAX_DISPLAY
+        assert view.cell_text_values() == []
+    weights = live.trace.stage("weights", 0)  # [600, 600]
+    shown = panel.view("weights").image_data()
+    assert shown.shape == (300, 300)
+    np.testing.assert_allclose(shown, weights.reshape(300, 2, 300, 2).mean(axis=(1, 3)), atol=1e-6)
+    assert np.isfinite(panel.view("masked").image_data()).all()
+    assert grid.head_image(0).shape[0] <= 128
+
+
+def test_downsample_marks_only_fully_hidden_blocks():
+    data = np.arange(16, dtype=np.float64).reshape(4, 4)
+    data[0, 2:] = -np.inf
+    data[1, 3] = -np.inf
+    image, hidden = downsample_for_display(data, limit=2)
+    np.testing.assert_array_equal(hidden, [[False, False], [False, False]])
+    assert image[0, 1] == pytest.approx(6.0)  # only the finite cell (1, 2) counts
+    data[1, 2] = -np.inf
+    image, hidden = downsample_for_display(data, limit=2)
+    np.testing.assert_array_equal(hidden, [[False, True], [False, False]])
+    assert np.isfinite(image).all()
+
+
+def test_heads_grid_click_selects_a_head(setup, qtbot):
+    session, _, _, panel, grid = setup
+    assert grid.head_count() == 2 and grid.selected_frame() == 0
+    box = grid.head_box(1)
+    point = _viewport_point(grid.graphics, box.sceneBoundingRect().center())
+    qtbot.mouseClick(grid.graphics.viewport(), Qt.MouseButton.LeftButton, pos=point)
+    assert session.selected_head == 1
+    assert grid.selected_frame() == 1
+    assert panel.view("weights").title().endswith("head 1")
+
+
+def test_heads_missing_from_the_trace_show_a_placeholder(setup):
+    session, live, _, panel, grid = setup
+    partial = compute(session.inputs, session.config, heads=[0], tokens=session.tokens)
+    live.trace = partial
+    live.updated.emit(partial)
+    assert not grid.is_missing(0) and grid.is_missing(1)
+    session.selected_head = 1
+    assert "computed on selection" in panel.view("weights").placeholder_text()
+    assert panel.view("concat").placeholder_text() is None
+
+
+def test_single_head_without_projection_hides_concat_and_output(setup):
+    session, live, _, panel, grid = setup
+    data = set_heads(session.data(), 1)
+    data = data.with_changes(config=data.config.with_changes(use_output_projection=False))
+    session.load(data)
+    live.recompute_now()
+    assert not panel.combine_row_shown()
+    assert grid.head_count() == 1
+    session.load(set_heads(data, 2))
+    live.recompute_now()
+    assert panel.combine_row_shown()
+
+
+def test_context_menu_requests_export_and_copy(setup, qtbot):
+    session, _, _, panel, _ = setup
+    session.selected_head = 1
+    menu = panel.view("scaled").context_menu()
+    export, copy = menu.actions()
+    assert export.text() == "Export this view…" and copy.text() == "Copy image"
+    with qtbot.waitSignal(panel.export_requested) as exported:
+        export.trigger()
+    assert exported.args == ["scaled", 1]
+    with qtbot.waitSignal(panel.copy_requested) as copied:
+        copy.trigger()
+    assert copied.args == ["scaled", 1]
+
+
+def test_highlight_stage_frames_one_view(setup):
+    _, _, _, panel, _ = setup
+    panel.highlight_stage("weights")
+    assert panel.view("weights").is_highlighted()
+    assert not panel.view("scores").is_highlighted()
+    panel.highlight_stage(None)
+    assert not any(v.is_highlighted() for v in panel.views().values())
+
+
+def test_colormap_preference_reaches_the_views(setup):
+    _, _, prefs, panel, _ = setup
+    prefs.colormap = "magma"
+    assert panel.view("weights").bar.colorMap().name == "magma"
+    prefs.diverging_colormap = "CET-D3"
+    assert panel.view("scores").bar.colorMap().name == "CET-D3"
+    assert panel.view("weights").bar.colorMap().name == "magma"
+
+
+def test_panel_renders_to_a_png(setup, tmp_path):
+    _, _, _, panel, _ = setup
+    target = tmp_path / "stage_panel.png"
+    assert panel.grab().save(str(target))
+    assert target.stat().st_size > 10_000
+
+
+def test_numbers_give_way_when_cells_are_too_narrow(setup, qtbot):
+    session, live, _, panel, _ = setup
+    session.load(set_token_count(session.data(), 12))
+    live.recompute_now()
+    panel.resize(1100, 850)
+    qtbot.waitUntil(lambda: len(panel.view("weights").cell_text_values()) == 144)
+    panel.resize(420, 700)
+    qtbot.waitUntil(lambda: panel.view("scores").cell_text_values() == [])
+    panel.resize(2400, 1400)
+    qtbot.waitUntil(lambda: len(panel.view("scores").cell_text_values()) == 144)
+
+
+def test_views_reflow_to_the_panel_width_in_pipeline_order(setup, qtbot):
+    _, _, _, panel, _ = setup
+    assert panel.columns() == 3
+    panel.resize(480, 850)
+    qtbot.waitUntil(lambda: panel.columns() == 1)
+    scores, weights = panel.view("scores"), panel.view("weights")
+    qtbot.waitUntil(lambda: weights.y() > scores.y() and weights.x() == scores.x())
+    panel.resize(760, 850)
+    qtbot.waitUntil(lambda: panel.columns() == 2)
+    assert all(view.isVisible() for view in panel.views().values())
