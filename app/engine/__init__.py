@@ -1,6 +1,11 @@
 """The attention engine: pure computation on numpy or torch. It never imports Qt."""
 
-from attention_explorer.engine.backend import Backend, available_backends, torch_installed
+from attention_explorer.engine.backend import (
+    Backend,
+    available_backends,
+    torch_installed,
+    torch_missing_reason,
+)
 from attention_explorer.engine.compute import compute
 from attention_explorer.engine.config import AttentionConfig, divisors
 from attention_explorer.engine.errors import AttentionInputError
@@ -23,5 +28,6 @@ __all__ = [
     "divisors",
     "explain",
     "torch_installed",
+    "torch_missing_reason",
     "validate_inputs",
 ]

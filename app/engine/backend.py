@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import sys
 from dataclasses import dataclass
 
 from attention_explorer.engine.errors import AttentionInputError
@@ -31,6 +32,16 @@ class Backend:
 def torch_installed() -> bool:
     """True when torch can be imported (without importing it)."""
     return importlib.util.find_spec("torch") is not None
+
+
+def torch_missing_reason() -> str:
+    """Why torch cannot be used here, and what to do: a packaged build says it has no torch."""
+    if getattr(sys, "frozen", False):
+        return (
+            "this packaged build has no torch; the numpy engine computes everything, or build"
+            " it with torch (packaging/build.py --with-torch) or install the Python package"
+        )
+    return "torch is not installed here; install it (pip install torch) or use numpy"
 
 
 def available_backends() -> list[Backend]:
@@ -76,10 +87,7 @@ class ArrayLib:
             self.device = "cpu"
         elif backend.name == "torch":
             if not torch_installed():
-                raise AttentionInputError(
-                    "backend",
-                    "torch is not installed here; install it (pip install torch) or use numpy",
-                )
+                raise AttentionInputError("backend", torch_missing_reason())
             torch = importlib.import_module("torch")
             from array_api_compat import torch as xp
 

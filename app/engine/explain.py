@@ -25,7 +25,9 @@ def format_number(x: float, places: int = 4) -> str:
         return "undefined"
     if x != 0 and (abs(x) >= 1e6 or abs(x) < 10**-places):
         return f"{x:.{places - 1}e}"
-    text = f"{x:.{places}f}".rstrip("0").rstrip(".")
+    text = f"{x:.{places}f}"
+    if "." in text:  # strip trailing zeros of the fraction only: 10 stays "10"
+        text = text.rstrip("0").rstrip(".")
     return "0" if text in ("-0", "") else text
 
 

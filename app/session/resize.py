@@ -63,6 +63,30 @@ def set_token_count(data: SessionData, n: int) -> SessionData:
     return data.with_changes(tokens=tokens, inputs=inputs, config=_fit_mask(config, n, m))
 
 
+def set_key_token_count(data: SessionData, m: int) -> SessionData:
+    """Grow or shrink the key/value sequence of cross-attention to ``m`` tokens.
+
+    K and V (direct mode) or X_kv (projection mode) follow; numbers that still fit are kept.
+    In self-attention the keys are the tokens, so this is :func:`set_token_count`.
+    """
+    config, inputs = data.config, data.inputs
+    if config.attention != "cross":
+        return set_token_count(data, m)
+    if m < 1:
+        raise AttentionInputError("kv_tokens", "there must be at least one key token")
+    old = len(data.kv_tokens)
+    kv_tokens = data.kv_tokens[:m] + tuple(f"k{i}" for i in range(old, m))
+    if config.mode == "direct":
+        kv = config.n_kv_heads
+        inputs = inputs.with_changes(
+            K=fit(inputs.K, (kv, m, config.head_dim)), V=fit(inputs.V, (kv, m, config.value_dim))
+        )
+    else:
+        inputs = inputs.with_changes(X_kv=fit(inputs.X_kv, (m, config.d_model)))
+    new_config = _fit_mask(config, len(data.tokens), m)
+    return data.with_changes(kv_tokens=kv_tokens, inputs=inputs, config=new_config)
+
+
 def _fit_mask(config, n: int, m: int):
     changes: dict = {"padded_keys": tuple(j for j in config.padded_keys if j < m)}
     if config.custom_mask is not None:

@@ -6,7 +6,13 @@ consistent) inside one undo step; drags of one slider fold into a single step.
 
 from __future__ import annotations
 
-from attention_explorer.engine import AttentionInputError, Backend, divisors, torch_installed
+from attention_explorer.engine import (
+    AttentionInputError,
+    Backend,
+    divisors,
+    torch_installed,
+    torch_missing_reason,
+)
 from attention_explorer.session import History, Session, resize
 from attention_explorer.ui.labeled_slider import float_slider, int_slider
 from PySide6.QtCore import QSignalBlocker, Signal
@@ -130,7 +136,7 @@ class ControlsPanel(QWidget):
                 self.backend.addItem("torch (not installed)", None)
                 item = self.backend.model().item(self.backend.count() - 1)
                 item.setEnabled(False)
-                item.setToolTip("Install torch (pip install torch) to compute with it, or on a GPU")
+                item.setToolTip(torch_missing_reason().capitalize())
 
     def _connect(self) -> None:
         self.mode.currentIndexChanged.connect(lambda: self._apply("Inputs mode", self._set_mode))

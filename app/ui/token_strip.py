@@ -10,10 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from attention_explorer.engine import AttentionInputError
-from attention_explorer.session.document import SessionData
 from attention_explorer.session.history import History
 from attention_explorer.session.model import Session
-from attention_explorer.session.resize import _fit_mask, fit, set_token_count
+from attention_explorer.session.resize import set_key_token_count, set_token_count
 from attention_explorer.ui.matrix_model import (
     connect_until_destroyed,
     disconnect_all,
@@ -38,30 +37,6 @@ MIN_TOKENS = 1
 #: The most tokens the + button adds up to (larger sessions come from files).
 MAX_TOKENS = 64
 MAX_NAME_LENGTH = 32
-
-
-def set_key_token_count(data: SessionData, m: int) -> SessionData:
-    """Grow or shrink the key/value sequence of cross-attention to ``m`` tokens.
-
-    K and V (direct mode) or X_kv (projection mode) follow; numbers that still fit are kept.
-    In self-attention the keys are the tokens, so this is :func:`set_token_count`.
-    """
-    config, inputs = data.config, data.inputs
-    if config.attention != "cross":
-        return set_token_count(data, m)
-    if m < 1:
-        raise AttentionInputError("kv_tokens", "there must be at least one key token")
-    old = len(data.kv_tokens)
-    kv_tokens = data.kv_tokens[:m] + tuple(f"k{i}" for i in range(old, m))
-    if config.mode == "direct":
-        kv = config.n_kv_heads
-        inputs = inputs.with_changes(
-            K=fit(inputs.K, (kv, m, config.head_dim)), V=fit(inputs.V, (kv, m, config.value_dim))
-        )
-    else:
-        inputs = inputs.with_changes(X_kv=fit(inputs.X_kv, (m, config.d_model)))
-    new_config = _fit_mask(config, len(data.tokens), m)
-    return data.with_changes(kv_tokens=kv_tokens, inputs=inputs, config=new_config)
 
 
 @dataclass

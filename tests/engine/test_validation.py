@@ -327,3 +327,10 @@ def test_overflow_in_a_kept_projection_alone_is_redone_in_float64():
     trace = compute(inputs, PROJ, stages={"V", "weights"})
     _assert_redone_in_float64(trace, "V")
     np.testing.assert_allclose(trace["V"], 4e60, rtol=1e-12)
+
+
+def test_missing_torch_in_a_packaged_build_says_the_build_has_none(monkeypatch):
+    monkeypatch.setattr(backend_module, "torch_installed", lambda: False)
+    monkeypatch.setattr(backend_module.sys, "frozen", True, raising=False)
+    error = raises("backend", "packaged build has no torch", backend=Backend("torch", "cpu"))
+    assert "--with-torch" in error.message

@@ -79,3 +79,19 @@ def test_cross_attention_token_count_changes_queries_only():
     grown = resize.set_token_count(data, 3)
     assert computes(grown)["weights"].shape == (1, 3, 3)
     assert grown.inputs.K.shape == (1, 3, 2)
+
+
+def test_cross_attention_key_count_changes_keys_and_values_only():
+    doc = """{"format": "attention-explorer-session", "version": 1,
+      "tokens": ["y1"], "kv_tokens": ["h1", "h2", "h3"],
+      "config": {"attention": "cross", "scale": "none"},
+      "inputs": {"mode": "direct", "Q": [[[1, 0]]], "K": [[[1, 0], [0, 1], [1, 1]]],
+                 "V": [[[1, 0], [0, 1], [1, 1]]]}}"""
+    data = loads_session(doc)
+    grown = resize.set_key_token_count(data, 5)
+    assert grown.kv_tokens[:3] == ("h1", "h2", "h3") and len(grown.kv_tokens) == 5
+    assert np.array_equal(grown.inputs.K[:, :3], data.inputs.K)  # kept numbers
+    assert np.array_equal(grown.inputs.Q, data.inputs.Q)
+    assert computes(grown)["weights"].shape == (1, 1, 5)
+    with pytest.raises(AttentionInputError, match="at least one key token"):
+        resize.set_key_token_count(data, 0)
