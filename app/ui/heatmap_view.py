@@ -81,18 +81,27 @@ def downsample_for_display(data: np.ndarray, limit: int = MAX_DISPLAY):
     return np.ascontiguousarray(image), counts == 0
 
 
-def cell_text(value: float) -> str:
-    """The short number drawn inside a cell ("0.33", "−∞")."""
+def cell_text(value: float, places: int = 2) -> str:
+    """The short number drawn inside a cell ("0.33", "−∞") with up to ``places`` decimals."""
     if math.isinf(value) and value < 0:
         return "−∞"
     if not math.isfinite(value):
         return "–"
-    if value != 0 and abs(value) < 0.005:
+    if value != 0 and abs(value) < 0.5 * 10.0**-places:
         return "≈0"  # the tooltip has the exact number
     if abs(value) >= 1e4:
         return format_number(value, 2)
-    text = f"{value:.2f}".rstrip("0").rstrip(".")
+    text = f"{value:.{places}f}".rstrip("0").rstrip(".")
     return "0" if text in ("-0", "") else text
+
+
+def cell_places(columns: int) -> int:
+    """Decimals drawn in the cells: 4 for up to 4 columns, 3 up to 8, else 2.
+
+    Small matrices are where learners compare with a tutorial, so they get the digits that
+    show a rounded tutorial value (0.25) is really 0.2483.
+    """
+    return 4 if columns <= 4 else 3 if columns <= 8 else 2
 
 
 def _short(text: str) -> str:
@@ -383,7 +392,8 @@ class HeatmapView(QFrame):
         small = rows <= MAX_VALUE_CELLS and cols <= MAX_VALUE_CELLS
         count = rows * cols if small and self.prefs.show_values else 0
         flat = self._values.reshape(-1)  # [rows*cols]
-        labels = [cell_text(float(x)) for x in flat[:count]]
+        places = cell_places(cols)
+        labels = [cell_text(float(x), places) for x in flat[:count]]
         size = self._value_font_size(labels) if count else 0.0
         count = count if size else 0
         colours = []

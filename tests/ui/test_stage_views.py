@@ -265,3 +265,22 @@ def test_views_reflow_to_the_panel_width_in_pipeline_order(setup, qtbot):
     panel.resize(760, 850)
     qtbot.waitUntil(lambda: panel.columns() == 2)
     assert all(view.isVisible() for view in panel.views().values())
+
+
+def test_small_matrices_show_enough_digits_to_beat_a_rounded_tutorial(qtbot):
+    """Seed 001 rounds the middle row to [0.25, 0.5, 0.25]; the view must show 0.2483."""
+    from attention_explorer.session.examples import load_example
+
+    session = Session.from_data(load_example("three-tokens"))
+    live = LiveTrace(session)
+    panel = StagePanel(session, live, ViewPreferences())
+    qtbot.addWidget(panel)
+    panel.resize(1100, 850)
+    panel.show()
+    qtbot.waitExposed(panel)
+    live.recompute_now()
+    texts = panel.view("weights").cell_text_values()  # row-major, 3x3
+    expected = live.trace.stage("weights", 0)[1]
+    assert texts[3:6] == [f"{v:.4f}".rstrip("0") for v in expected]
+    assert texts[3] == "0.2483"
+    live.shutdown()
