@@ -150,7 +150,7 @@ class WalkthroughPanel(QWidget):
         tokens = (trace.tokens, trace.kv_tokens)
         if self._focus_tokens and tokens != self._focus_tokens:
             self._focus = None  # a different sentence: pick a fresh focus
-        row, col = self._focus if self._focus is not None else (None, None)
+        row, col = self._focus if self._focus is not None else self._example_focus()
         s = self.session
         self._steps = steps_for(
             trace, row, col, head=self._head, name=s.name, description=s.description, notes=s.notes
@@ -160,6 +160,14 @@ class WalkthroughPanel(QWidget):
             self._focus, self._focus_tokens = scores.cells[0], tokens
             self._head = scores.head
         self._index = min(self._index, max(0, len(self._steps) - 1))
+
+    def _example_focus(self) -> tuple[int | None, int | None]:
+        """The cell a worked example asks to follow (its ``experiment.focus``), if any."""
+        focus = self.session.experiment.get("focus") if self.session.experiment else None
+        if not isinstance(focus, dict):
+            return None, None
+        row, col = focus.get("row"), focus.get("col")
+        return (row if isinstance(row, int) else None, col if isinstance(col, int) else None)
 
     def _on_trace_updated(self, trace) -> None:
         if self._stale_trace is not None and trace is not self._stale_trace:

@@ -237,3 +237,18 @@ def test_render_for_a_look(qtbot, starter, tmp_path):
     assert not panel.grab().isNull()
     panel.grab().save(str(tmp_path / "walk.png"))
     assert (tmp_path / "walk.png").stat().st_size > 0
+
+
+def test_an_example_walks_the_token_it_names(qtbot, starter):
+    """three-tokens follows the middle token (its experiment.focus), as the tutorial does."""
+    from attention_explorer.session.examples import load_example
+
+    panel, session, live = starter
+    data = load_example("three-tokens")
+    session.load(data)
+    panel.restart()
+    live.recompute_now()
+    scores = next(step for step in panel.steps() if step.key == "scores")
+    focus = data.experiment["focus"]
+    assert scores.cells[0] == (focus["row"], focus["col"])
+    assert "t2" in scores.text
