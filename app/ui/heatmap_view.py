@@ -392,9 +392,12 @@ class HeatmapView(QFrame):
         small = rows <= MAX_VALUE_CELLS and cols <= MAX_VALUE_CELLS
         count = rows * cols if small and self.prefs.show_values else 0
         flat = self._values.reshape(-1)  # [rows*cols]
-        places = cell_places(cols)
-        labels = [cell_text(float(x), places) for x in flat[:count]]
-        size = self._value_font_size(labels) if count else 0.0
+        labels, size = [], 0.0
+        for places in range(cell_places(cols), 1, -1):  # fewer decimals until they fit
+            labels = [cell_text(float(x), places) for x in flat[:count]]
+            size = self._value_font_size(labels) if count else 0.0
+            if size >= VALUE_POINT_SIZE or not count:
+                break
         count = count if size else 0
         colours = []
         if count:
