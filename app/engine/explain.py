@@ -79,18 +79,25 @@ class CellExplanation:
         return "\n".join([self.headline, *(s.text() for s in self.steps)])
 
 
-def _terms(labels, values, limit):
-    pairs = list(zip(labels, values))
-    return pairs[:limit], max(0, len(pairs) - limit)
+def _terms(label_of, values, limit):
+    """The first ``limit`` (label, value) pairs and how many were left out.
+
+    ``label_of(t)`` is called only for the terms shown, so a 4096-key row costs ``limit``
+    labels, not 4096.
+    """
+    count = len(values)
+    shown = [(label_of(t), float(values[t])) for t in range(min(limit, count))]
+    return shown, max(0, count - limit)
 
 
 def _dot_step(title, left_name, left, right_name, right, result, limit, extra_labels=None):
     products = np.asarray(left, dtype=np.float64) * np.asarray(right, dtype=np.float64)
-    labels = [
-        f"{left_name}[{t}]·{right_name}[{t}] = {format_number(a)}×{format_number(b)}"
-        for t, (a, b) in enumerate(zip(left, right))
-    ]
-    shown, hidden = _terms(labels, products, limit)
+
+    def label(t):
+        product = f"{format_number(left[t])}×{format_number(right[t])}"
+        return f"{left_name}[{t}]·{right_name}[{t}] = {product}"
+
+    shown, hidden = _terms(label, products, limit)
     return Step(title, shown, float(result), hidden_terms=hidden)
 
 
@@ -231,7 +238,7 @@ def _weights_steps(trace: Trace, head, i, j, limit):
         weights_row = trace.stage("weights", head)[i]
         support = np.flatnonzero(weights_row > 0)
         tau = float(row[support[0]] - weights_row[support[0]]) if support.size else 0.0
-        shown, hidden = _terms([f"z[{labels[t]}]" for t in support], row[support], limit)
+        shown, hidden = _terms(lambda t: f"z[{labels[support[t]]}]", row[support], limit)
         return [
             Step(f"sparsemax keeps {support.size} of {row.size} keys (the support)", shown,
                  hidden_terms=hidden, formula="tau makes the kept weights sum to 1"),
@@ -243,8 +250,7 @@ def _weights_steps(trace: Trace, head, i, j, limit):
     exps = np.where(allowed, np.exp(np.where(allowed, row, row_max) - row_max), 0.0)  # [m]
     total = float(exps.sum())
     shown_exp, hidden_exp = _terms(
-        [f"exp({format_number(row[t])} - {format_number(row_max)})" for t in range(row.size)],
-        exps, limit,
+        lambda t: f"exp({format_number(row[t])} - {format_number(row_max)})", exps, limit,
     )  # fmt: skip
     return [
         Step(f"softmax of row {i} ({trace.tokens[i]!r}): 1. find the largest score", [], row_max),

@@ -71,7 +71,9 @@ class ControlsPanel(QWidget):
         self._build()
         self._connect()
         self._sync()
-        for name in ("config", "tokens", "kv_tokens", "backend", "dtype", "inputs"):
+        # Not ``inputs``: a typed number changes no control, and refreshing them on every cell
+        # edit cost a repaint of this panel per keystroke.
+        for name in ("config", "tokens", "kv_tokens", "backend", "dtype"):
             getattr(session.events, name).connect(self._sync)
 
     # -- layout ------------------------------------------------------------------------------
@@ -251,12 +253,13 @@ class ControlsPanel(QWidget):
         self.tokens.setValue(len(s.tokens))
         self.d_model.setValue(c.d_model)
         self.d_model.setEnabled(c.mode == "projection")
-        self.heads.clear()
         options = divisors(c.d_model) if c.mode == "projection" else list(range(1, 17))
         if c.heads not in options:
             options = sorted({*options, c.heads})
-        for h in options:
-            self.heads.addItem(str(h), h)
+        if [self.heads.itemData(k) for k in range(self.heads.count())] != options:
+            self.heads.clear()
+            for h in options:
+                self.heads.addItem(str(h), h)
         _select(self.heads, c.heads)
         self.d_k.setValue(c.head_dim)
         self.d_k.setEnabled(c.mode == "direct")

@@ -66,19 +66,24 @@ def downsample_for_display(data: np.ndarray, limit: int = MAX_DISPLAY):
     """
     rows, cols = data.shape
     finite = np.isfinite(data)  # [rows, cols]
+    all_finite = bool(finite.all())
     fr, fc = -(-rows // limit), -(-cols // limit)  # block height, width
     if fr == 1 and fc == 1:
-        image = np.where(finite, data, 0.0).astype(np.float32)  # [rows, cols]
-        return np.ascontiguousarray(image), ~finite
+        image = data if all_finite else np.where(finite, data, 0.0)  # [rows, cols]
+        return np.ascontiguousarray(image, dtype=np.float32), ~finite
     out_r, out_c = -(-rows // fr), -(-cols // fc)
-    sums = np.zeros((out_r * fr, out_c * fc))  # [R, C] padded
-    counts = np.zeros((out_r * fr, out_c * fc))  # [R, C]
-    sums[:rows, :cols] = np.where(finite, data, 0.0)
-    counts[:rows, :cols] = finite
-    sums = sums.reshape(out_r, fr, out_c, fc).sum(axis=(1, 3))  # [out_r, out_c]
-    counts = counts.reshape(out_r, fr, out_c, fc).sum(axis=(1, 3))  # [out_r, out_c]
-    image = (sums / np.maximum(counts, 1)).astype(np.float32)  # [out_r, out_c]
-    return np.ascontiguousarray(image), counts == 0
+    pad = ((0, out_r * fr - rows), (0, out_c * fc - cols))
+    clean = (data if all_finite else np.where(finite, data, 0.0)).astype(np.float32, copy=False)
+    if all_finite and not any(p for _, p in pad):  # the common case: no copies, no counts
+        blocks = clean.reshape(out_r, fr, out_c, fc)  # [out_r, fr, out_c, fc]
+        image = blocks.mean(axis=(1, 3), dtype=np.float32)  # [out_r, out_c]
+        return np.ascontiguousarray(image), np.zeros((out_r, out_c), dtype=bool)
+    if any(p for _, p in pad):
+        clean, finite = np.pad(clean, pad), np.pad(finite, pad)  # [out_r*fr, out_c*fc]
+    sums = clean.reshape(out_r, fr, out_c, fc).sum(axis=(1, 3), dtype=np.float32)
+    counts = finite.reshape(out_r, fr, out_c, fc).sum(axis=(1, 3), dtype=np.int32)
+    image = sums / np.maximum(counts, 1)  # [out_r, out_c]
+    return np.ascontiguousarray(image, dtype=np.float32), counts == 0
 
 
 def cell_text(value: float, places: int = 2) -> str:
@@ -297,6 +302,8 @@ class HeatmapView(QFrame):
     def _missing_reason(self, trace, head: int) -> str:
         if trace is None:
             return "Nothing computed yet"
+        if not trace.has(self.stage) and len(trace.heads) < trace.config.heads:
+            return "needs every head: at this size it is computed only for exports"
         if not trace.has(self.stage):
             return f"{stage_title(self.stage, trace)} is not part of this computation"
         if self.stage in PER_HEAD_STAGES and head not in trace.heads:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 
 from attention_explorer.engine import AttentionInputError, Trace, compute
+from attention_explorer.engine.trace import ALL_STAGES
 from attention_explorer.session.model import COMPUTE_FIELDS, Session
 from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
 
@@ -17,6 +18,8 @@ from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
 WORKER_THRESHOLD = 256 * 256 * 4
 #: Above this many score cells only the selected head's stages are computed.
 SELECTED_HEAD_ONLY_THRESHOLD = 1024 * 1024 * 8
+#: The stages a head-limited pass keeps: everything but concat and output (they need all heads).
+HEAD_LIMITED_STAGES = tuple(s for s in ALL_STAGES if s not in ("concat", "output"))
 
 
 class _Worker(QObject):
@@ -91,10 +94,13 @@ class LiveTrace(QObject):
         backend, dtype = s.backend, s.dtype
         limited = self._head_limited() and not all_heads
         heads = [min(s.selected_head, data.config.heads - 1)] if limited else None
+        # concat and W_O need every head, so a head-limited pass leaves them out; exports ask
+        # for them through full_trace().
+        stages = HEAD_LIMITED_STAGES if limited else None
 
         def job() -> Trace:
             return compute(
-                data.inputs, data.config, backend=backend, dtype=dtype, heads=heads,
+                data.inputs, data.config, backend=backend, dtype=dtype, heads=heads, stages=stages,
                 tokens=data.tokens, kv_tokens=data.kv_tokens or None,
             )  # fmt: skip
 

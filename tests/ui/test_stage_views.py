@@ -284,3 +284,29 @@ def test_small_matrices_show_enough_digits_to_beat_a_rounded_tutorial(qtbot):
     assert texts[3:6] == [f"{v:.4f}".rstrip("0") for v in expected]
     assert texts[3] == "0.2483"
     live.shutdown()
+
+
+def test_large_sizes_compute_the_selected_head_and_exports_get_every_head(setup, monkeypatch):
+    """Above the threshold the window computes one head without concat/W_O, and says why."""
+    import attention_explorer.ui.live_trace as live_trace_module
+
+    session, live, _, panel, _ = setup
+    monkeypatch.setattr(live_trace_module, "SELECTED_HEAD_ONLY_THRESHOLD", 0)
+    monkeypatch.setattr(live_trace_module, "WORKER_THRESHOLD", 10**9)  # stay inline
+    session.selected_head = 1
+    live.recompute_now()
+    assert list(live.trace.heads) == [1]
+    assert not live.trace.has("concat") and not live.trace.has("output")
+    assert "every head" in panel.view("concat").placeholder_text()
+    full = live.full_trace()
+    assert list(full.heads) == [0, 1] and full.has("concat")
+    reference = compute(*_inputs_config(session), tokens=session.tokens)
+    np.testing.assert_allclose(full["concat"], reference["concat"], rtol=1e-6)
+    np.testing.assert_allclose(
+        live.trace.stage("weights", 1), reference.stage("weights", 1), rtol=1e-6
+    )
+
+
+def _inputs_config(session):
+    data = session.data()
+    return data.inputs, data.config
