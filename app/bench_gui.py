@@ -315,6 +315,7 @@ class WindowBench:
         self._updated_at = time.perf_counter()
         self._watch.armed = True
         self._watch.painted.clear()
+        self._watch.viewports = [v for v in self.watched if _wholly_shown(v)]
 
     def _on_busy(self, busy: bool) -> None:
         if busy:
@@ -339,6 +340,9 @@ class WindowBench:
         self._updated_at = None
         self._watch.armed = False
         self._watch.painted.clear()
+        # A view can swap its heatmap for a placeholder (e.g. concat at head-limited sizes):
+        # watch only the viewports that are on screen now.
+        self._watch.viewports = [v for v in self.watched if _wholly_shown(v)]
         self._watch.loop = loop
         started = time.perf_counter()
         if not self.model.setData(self.index, value):
