@@ -346,6 +346,10 @@ def _reason(ctx: _Context, row: int, col: int) -> str:
     return title.removeprefix("mask: ").removeprefix("hidden: ")
 
 
+#: Hidden keys named one by one in the mask step; the rest are counted.
+MAX_NAMED_KEYS = 12
+
+
 def _mask(ctx: _Context) -> WalkStep:
     trace, i, j = ctx.trace, ctx.row, ctx.col
     kind = trace.config.mask
@@ -358,20 +362,24 @@ def _mask(ctx: _Context) -> WalkStep:
         return WalkStep("mask", "Mask: none", "masked", ctx.head, ((i, j),), text)
     allowed = trace.stage("mask")
     hidden = [int(c) for c in np.flatnonzero(~allowed[i])]
+    named = hidden[:MAX_NAMED_KEYS]  # a causal row of 4096 keys is not read token by token
     parts = [
         f"This session uses {_MASK_WORDS.get(kind, kind)}. A hidden key's score becomes "
         "-inf, which the next step turns into a weight of exactly 0."
     ]
-    cells: list[tuple[int, int]] = [(i, j)] + [(i, c) for c in hidden if c != j]
+    cells: list[tuple[int, int]] = [(i, j)] + [(i, c) for c in named if c != j]
     if hidden:
-        names = ", ".join(_tok(trace.kv_tokens[c]) for c in hidden)
+        names = ", ".join(_tok(trace.kv_tokens[c]) for c in named)
+        if len(hidden) > len(named):
+            names += f" and {len(hidden) - len(named)} more"
         reason = _reason(ctx, i, hidden[0])
         parts.append(f"For {ctx.q_tok} it hides {names} ({html.escape(reason)}).")
     else:
         parts.append(f"{ctx.q_tok} may look at every key: nothing is hidden in its row.")
-        example = np.argwhere(~allowed)
-        if example.size:
-            r, c = (int(v) for v in example[0])
+        rows_hiding = np.flatnonzero(~allowed.all(axis=1))  # queries with a hidden key
+        if rows_hiding.size:
+            r = int(rows_hiding[0])
+            c = int(np.flatnonzero(~allowed[r])[0])
             reason = _reason(ctx, r, c)
             parts.append(
                 f"Elsewhere it does, e.g. query {_tok(trace.tokens[r])} and key "

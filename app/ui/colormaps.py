@@ -46,16 +46,21 @@ def levels_for(stage: str, data: np.ndarray) -> tuple[float, float]:
     """
     if stage in UNIT_STAGES:
         return 0.0, 1.0
-    finite = data[np.isfinite(data)]  # [k]
-    if finite.size == 0:
+    finite = np.isfinite(data)  # [r, c]; no copy of the values (a 4096x4096 copy costs 30 ms)
+    if not finite.any():
         return (-1.0, 1.0) if stage in DIVERGING_STAGES else (0.0, 1.0)
+    if finite.all():
+        low, high = float(data.min()), float(data.max())
+    else:
+        low = float(np.min(data, where=finite, initial=np.inf))
+        high = float(np.max(data, where=finite, initial=-np.inf))
     if stage in DIVERGING_STAGES:
-        bound = float(np.abs(finite).max())
+        bound = max(abs(low), abs(high))
         bound = bound if bound > 0 else 1.0
         return -bound, bound
-    low, high = float(finite.min()), float(finite.max())
     if high - low <= 1e-12 * max(1.0, abs(low)):
-        return low - 0.5, high + 0.5
+        pad = max(0.5, 1e-6 * abs(low))  # ±0.5 vanishes in rounding beyond about 1e15
+        return low - pad, high + pad
     return low, high
 
 

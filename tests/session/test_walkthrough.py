@@ -316,3 +316,17 @@ def test_numbers_come_from_the_trace_for_random_sessions(heads, n, mask, seed, w
     expected = PIPELINE + (["weights"] * (heads - 1) + ["concat"] if heads > 1 else [])
     assert [s.stage for s in steps] == expected + (["output"] if w_o else [])
     assert_numbers_from_trace(trace, steps)
+
+
+def test_the_mask_step_names_a_few_hidden_keys_and_counts_the_rest():
+    from attention_explorer.engine import compute as compute_trace
+    from attention_explorer.session import resize as resize_module
+    from attention_explorer.session import starter_session as starter
+    from attention_explorer.session.walkthrough import MAX_NAMED_KEYS
+    from attention_explorer.session.walkthrough import steps_for as steps
+
+    data = resize_module.set_token_count(starter(), 40)  # causal: row 0 hides 39 keys
+    trace = compute_trace(data.inputs, data.config, tokens=data.tokens)
+    mask_step = next(s for s in steps(trace, 0, 0) if s.key == "mask")
+    assert f"and {39 - MAX_NAMED_KEYS} more" in mask_step.text
+    assert len(mask_step.cells) <= MAX_NAMED_KEYS + 1

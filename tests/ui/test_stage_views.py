@@ -310,3 +310,18 @@ def test_large_sizes_compute_the_selected_head_and_exports_get_every_head(setup,
 def _inputs_config(session):
     data = session.data()
     return data.inputs, data.config
+
+
+@pytest.mark.parametrize("stage", ["scores", "head_outputs"])
+def test_levels_ignore_masked_cells_and_match_the_finite_extremes(stage):
+    from attention_explorer.ui.colormaps import levels_for
+
+    data = np.random.default_rng(3).normal(size=(40, 40)).astype(np.float32)  # [n, m]
+    data[np.triu_indices(40, 1)] = -np.inf
+    finite = data[np.isfinite(data)]
+    low, high = levels_for(stage, data)
+    if stage == "scores":
+        assert high == -low == pytest.approx(float(np.abs(finite).max()))
+    else:
+        assert (low, high) == (pytest.approx(float(finite.min())), pytest.approx(finite.max()))
+    assert levels_for(stage, np.full((3, 3), -np.inf)) in ((-1.0, 1.0), (0.0, 1.0))
