@@ -35,6 +35,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
 from attention_explorer.engine import AttentionConfig, AttentionInputs, Backend, compute
 from attention_explorer.engine.backend import torch_installed
 

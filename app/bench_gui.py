@@ -71,10 +71,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from attention_explorer.engine import compute
-from attention_explorer.session.model import Session
-from attention_explorer.session.resize import set_d_model, set_heads, set_token_count
-from attention_explorer.session.starter import starter_session
 from PySide6.QtCore import (
     QAbstractEventDispatcher,
     QCoreApplication,
@@ -86,6 +82,11 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QRegion
 from PySide6.QtWidgets import QApplication, QWidget
+
+from attention_explorer.engine import compute
+from attention_explorer.session.model import Session
+from attention_explorer.session.resize import set_d_model, set_heads, set_token_count
+from attention_explorer.session.starter import starter_session
 
 #: (n, h, d_model) of the latency table; the smallest mirrors the starter session's widths.
 LATENCY_CASES = ((8, 2, 8), (64, 8, 64), (512, 8, 64))

@@ -67,6 +67,7 @@ def run_engine(data, args: argparse.Namespace, **kwargs):
 
 def _summary(trace, data) -> str:
     import numpy as np
+
     from attention_explorer.engine.explain import format_number
 
     lines = [

@@ -147,6 +147,7 @@ def check_example(state: SelfTest) -> str:
 def check_engine(state: SelfTest) -> str:
     """The numpy engine runs the example and every unmasked weight row sums to 1."""
     import numpy as np
+
     from attention_explorer.engine import Backend, compute
 
     data = _need(state.data, "no example session")
@@ -185,9 +186,10 @@ def check_application(state: SelfTest) -> str:
 
 def check_window(state: SelfTest) -> str:
     """The main window builds on the example session and shows (offscreen)."""
+    from PySide6.QtCore import QSettings
+
     from attention_explorer.session import Session
     from attention_explorer.ui.main_window import MainWindow
-    from PySide6.QtCore import QSettings
 
     _need(state.app, "no QApplication")
     session = Session.from_data(_need(state.data, "no example session"))
@@ -228,6 +230,7 @@ def check_torch(state: SelfTest) -> str:
     A build without torch is not a failure: the numpy engine serves it.
     """
     import numpy as np
+
     from attention_explorer.engine import Backend, compute, torch_installed
 
     if not torch_installed():

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+
 from attention_explorer.engine import compute
 from attention_explorer.engine.explain import format_number
 from attention_explorer.session.file_format import FORMAT_NAME, FORMAT_VERSION, loads_session

@@ -17,6 +17,7 @@ import time
 from collections.abc import Iterable, Sequence
 
 import numpy as np
+
 from attention_explorer.engine.backend import ArrayLib, Backend
 from attention_explorer.engine.config import AttentionConfig
 from attention_explorer.engine.errors import AttentionInputError

@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+
 from attention_explorer.engine.trace import Trace
 
 #: Long rows are shown with this many terms, then "... and N more".

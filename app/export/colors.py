@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+
 from attention_explorer.export.errors import ExportError
 
 #: Perceptually uniform sequential maps, offered for weights and values.

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+
 from attention_explorer.engine.trace import Trace
 from attention_explorer.export.colors import color_levels, default_cmap, lookup_table
 from attention_explorer.export.downsample import MAX_CELLS, block_labels, block_reduce

@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 
 import numpy as np
+
 from attention_explorer.engine.trace import ALL_STAGES, Trace
 from attention_explorer.export.atomic import atomic_file, write_bytes_atomic
 from attention_explorer.export.errors import ExportError

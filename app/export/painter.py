@@ -7,12 +7,13 @@ the clipboard image of the GUI.
 from __future__ import annotations
 
 import numpy as np
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter, QPainterPath, QPen
+
 from attention_explorer.export.colors import lookup_table, map_colors, text_color_for
 from attention_explorer.export.figure import Figure, Panel
 from attention_explorer.export.layout import Layout, compute_layout
 from attention_explorer.export.text import cell_texts, tick_text
-from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter, QPainterPath, QPen
 
 INK = QColor(34, 34, 34)
 MUTED = QColor(96, 96, 96)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import numpy as np
+
 from attention_explorer.engine.trace import ALL_STAGES, PER_HEAD_STAGES, Trace
 from attention_explorer.export.errors import ExportError
 

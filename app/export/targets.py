@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMarginsF, QRectF, QSize, QSizeF
+from PySide6.QtGui import QImage, QPageLayout, QPageSize, QPainter
+
 from attention_explorer.export.errors import ExportError
 from attention_explorer.export.figure import Figure
 from attention_explorer.export.options import PICTURE_FORMATS, check_size
 from attention_explorer.export.painter import paint_figure
 from attention_explorer.export.qt_app import ensure_gui_app
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMarginsF, QRectF, QSize, QSizeF
-from PySide6.QtGui import QImage, QPageLayout, QPageSize, QPainter
 
 
 def render_image(fig: Figure, size: tuple[int, int], dpi: float) -> QImage:

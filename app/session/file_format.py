@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from attention_explorer.engine import AttentionConfig, AttentionInputError, AttentionInputs
 from attention_explorer.engine.config import MODES
 from attention_explorer.engine.inputs import DIRECT_NAMES, PROJECTION_NAMES, validate_inputs

@@ -9,8 +9,9 @@ from __future__ import annotations
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from attention_explorer.session.model import DOCUMENT_FIELDS, Session
 from psygnal import EmissionInfo, Signal
+
+from attention_explorer.session.model import DOCUMENT_FIELDS, Session
 
 
 @dataclass

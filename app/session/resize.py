@@ -8,6 +8,7 @@ same change always gives the same numbers.
 from __future__ import annotations
 
 import numpy as np
+
 from attention_explorer.engine import AttentionInputError, compute
 from attention_explorer.engine.config import divisors
 from attention_explorer.session.document import SessionData

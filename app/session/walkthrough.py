@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
 from attention_explorer.engine import Trace, explain
 from attention_explorer.engine.explain import Step, format_number
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from PySide6.QtCore import QObject, QSettings, Signal
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
+
 from attention_explorer.session import (
     History,
     Session,
@@ -13,8 +16,6 @@ from attention_explorer.session import (
     save_session,
     starter_session,
 )
-from PySide6.QtCore import QObject, QSettings, Signal
-from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
 MAX_RECENT = 8
 FILE_FILTER = "Attention Explorer sessions (*.json);;All files (*)"

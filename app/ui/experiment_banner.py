@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from attention_explorer.session import Session
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QWidget
+
+from attention_explorer.session import Session
 
 
 class ExperimentBanner(QFrame):

@@ -4,10 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from attention_explorer.engine import AttentionInputError
-from attention_explorer.export import ExportError, export_all, plan_exports
-from attention_explorer.ui.export_dialog import last_folder
-from attention_explorer.ui.picture_options import PictureOptions
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
@@ -22,6 +18,11 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+from attention_explorer.engine import AttentionInputError
+from attention_explorer.export import ExportError, export_all, plan_exports
+from attention_explorer.ui.export_dialog import last_folder
+from attention_explorer.ui.picture_options import PictureOptions
 
 #: Formats offered, with a short label each.
 ALL_FORMATS = (("png", "PNG"), ("svg", "SVG"), ("pdf", "PDF"), ("csv", "CSV"),

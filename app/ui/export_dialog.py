@@ -4,10 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from attention_explorer.export import ExportError, export_heads_grid, export_stage
-from attention_explorer.export.stages import TITLES, computed_stages, is_per_head
-from attention_explorer.ui.colormaps import DIVERGING_STAGES
-from attention_explorer.ui.picture_options import PictureOptions
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
@@ -23,6 +19,11 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+from attention_explorer.export import ExportError, export_heads_grid, export_stage
+from attention_explorer.export.stages import TITLES, computed_stages, is_per_head
+from attention_explorer.ui.colormaps import DIVERGING_STAGES
+from attention_explorer.ui.picture_options import PictureOptions
 
 #: Formats offered, with what each is for.
 FORMAT_CHOICES = (

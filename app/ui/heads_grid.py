@@ -10,11 +10,12 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from attention_explorer.ui.colormaps import colormap_for
-from attention_explorer.ui.heatmap_view import downsample_for_display
 from PySide6.QtCore import QEvent, QRectF, QSize, Qt
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+from attention_explorer.ui.colormaps import colormap_for
+from attention_explorer.ui.heatmap_view import downsample_for_display
 
 #: Thumbnails are block-averaged to at most this many cells per side.
 THUMB_LIMIT = 128

@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
-from attention_explorer import __version__
 from PySide6.QtWidgets import QMessageBox, QWidget
+
+from attention_explorer import __version__
 
 FORMULAS = """
 <h3>Scaled dot-product attention, stage by stage</h3>

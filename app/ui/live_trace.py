@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import time
 
+from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
+
 from attention_explorer.engine import AttentionInputError, Trace, compute
 from attention_explorer.engine.trace import ALL_STAGES
 from attention_explorer.session.model import COMPUTE_FIELDS, Session
-from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
 
 #: Above this many score cells (heads x n x m) a pass goes to the worker thread.
 WORKER_THRESHOLD = 256 * 256 * 4

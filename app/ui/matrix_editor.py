@@ -8,11 +8,6 @@ scale by a factor) and a message line under the table for anything refused.
 from __future__ import annotations
 
 import numpy as np
-from attention_explorer.session.history import History
-from attention_explorer.session.model import Session
-from attention_explorer.ui.matrix_model import MatrixModel, error_text_style
-from attention_explorer.ui.number_text import NumberTextError, format_block, parse_block
-from attention_explorer.ui.preferences import ViewPreferences
 from PySide6.QtCore import QEvent, QModelIndex, QObject, Qt
 from PySide6.QtGui import QAction, QGuiApplication, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
@@ -28,6 +23,12 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+from attention_explorer.session.history import History
+from attention_explorer.session.model import Session
+from attention_explorer.ui.matrix_model import MatrixModel, error_text_style
+from attention_explorer.ui.number_text import NumberTextError, format_block, parse_block
+from attention_explorer.ui.preferences import ViewPreferences
 
 #: Width of a number column in pixels (fits "-12.3457").
 COLUMN_WIDTH = 62

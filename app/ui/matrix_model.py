@@ -12,6 +12,11 @@ from functools import partial
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtCore import Signal as QtSignal
+from PySide6.QtGui import QBrush, QColor, QFont, QGuiApplication, QPalette
+from PySide6.QtWidgets import QWidget
+
 from attention_explorer.engine.inputs import MAX_ABS_INPUT
 from attention_explorer.session.history import History
 from attention_explorer.session.model import Session
@@ -22,10 +27,6 @@ from attention_explorer.ui.number_text import (
     parse_number,
 )
 from attention_explorer.ui.preferences import ViewPreferences
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
-from PySide6.QtCore import Signal as QtSignal
-from PySide6.QtGui import QBrush, QColor, QFont, QGuiApplication, QPalette
-from PySide6.QtWidgets import QWidget
 
 #: Arrays whose rows are the query tokens / the key tokens.
 QUERY_ROW_ARRAYS = ("Q", "X")

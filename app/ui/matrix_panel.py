@@ -8,13 +8,14 @@ editor's model refreshes its own numbers.
 
 from __future__ import annotations
 
+from PySide6.QtCore import QSignalBlocker, Signal
+from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
+
 from attention_explorer.session.history import History
 from attention_explorer.session.model import Session
 from attention_explorer.ui.matrix_editor import MatrixEditor
 from attention_explorer.ui.matrix_model import connect_until_destroyed, disconnect_all
 from attention_explorer.ui.preferences import ViewPreferences
-from PySide6.QtCore import QSignalBlocker, Signal
-from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 
 #: Per-head arrays of direct mode.
 HEAD_ARRAYS = ("Q", "K", "V")

@@ -13,6 +13,7 @@ import math
 import re
 
 import numpy as np
+
 from attention_explorer.engine.inputs import MAX_ABS_INPUT
 
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from attention_explorer.export import DEFAULT_DPI, DEFAULT_SIZE
-from attention_explorer.export.options import MAX_SIDE, MIN_SIDE
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QCheckBox, QFormLayout, QHBoxLayout, QLabel, QSpinBox, QWidget
+
+from attention_explorer.export import DEFAULT_DPI, DEFAULT_SIZE
+from attention_explorer.export.options import MAX_SIDE, MIN_SIDE
 
 
 class PictureOptions(QWidget):

@@ -10,8 +10,6 @@ read the order at a glance. The panel only routes the LiveTrace's trace to its v
 
 from __future__ import annotations
 
-from attention_explorer.engine.explain import format_number
-from attention_explorer.ui.heatmap_view import HeatmapView
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -21,6 +19,9 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+from attention_explorer.engine.explain import format_number
+from attention_explorer.ui.heatmap_view import HeatmapView
 
 #: The rows of views, each stage in pipeline order.
 PIPELINE_ROWS = (("scores", "scaled", "masked"), ("weights", "head_outputs"), ("concat", "output"))

@@ -9,15 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from attention_explorer.engine import AttentionInputError
-from attention_explorer.session.history import History
-from attention_explorer.session.model import Session
-from attention_explorer.session.resize import set_key_token_count, set_token_count
-from attention_explorer.ui.matrix_model import (
-    connect_until_destroyed,
-    disconnect_all,
-    error_text_style,
-)
 from PySide6.QtCore import QSignalBlocker, Qt
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
@@ -31,6 +22,16 @@ from PySide6.QtWidgets import (
     QToolButton,
     QVBoxLayout,
     QWidget,
+)
+
+from attention_explorer.engine import AttentionInputError
+from attention_explorer.session.history import History
+from attention_explorer.session.model import Session
+from attention_explorer.session.resize import set_key_token_count, set_token_count
+from attention_explorer.ui.matrix_model import (
+    connect_until_destroyed,
+    disconnect_all,
+    error_text_style,
 )
 
 MIN_TOKENS = 1

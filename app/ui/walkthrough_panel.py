@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import html
 
-from attention_explorer.session.model import Session
-from attention_explorer.session.walkthrough import WalkStep, steps_for
-from attention_explorer.ui.live_trace import LiveTrace
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
@@ -17,6 +14,10 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+from attention_explorer.session.model import Session
+from attention_explorer.session.walkthrough import WalkStep, steps_for
+from attention_explorer.ui.live_trace import LiveTrace
 
 _NEXT_KEYS = (Qt.Key.Key_PageDown, Qt.Key.Key_Right)
 _BACK_KEYS = (Qt.Key.Key_PageUp, Qt.Key.Key_Left)

@@ -6,6 +6,7 @@ import math
 import re
 
 import pytest
+
 from attention_explorer import bench_gui
 
 

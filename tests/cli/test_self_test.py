@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import pytest
+
 from attention_explorer import __version__, self_test
 
 CHECK_NAMES = [name for name, _ in self_test.CHECKS]

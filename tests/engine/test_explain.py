@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+
 from attention_explorer.engine import AttentionConfig, AttentionInputs, compute, explain
 from attention_explorer.engine.explain import format_number
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from attention_explorer.engine import AttentionConfig, AttentionInputs, Backend, compute
 
 torch = pytest.importorskip("torch")

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from attention_explorer.engine import (
     ALL_STAGES,
     PER_HEAD_STAGES,
@@ -13,8 +16,6 @@ from attention_explorer.engine import (
     compute,
     torch_installed,
 )
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 SETTINGS = settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None

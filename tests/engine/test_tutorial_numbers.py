@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 import pytest
+
 from attention_explorer.engine import AttentionConfig, AttentionInputError, AttentionInputs, compute
 
 

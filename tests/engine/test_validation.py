@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from attention_explorer.engine import (
     AttentionConfig,
     AttentionInputError,

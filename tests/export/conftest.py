@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from attention_explorer.engine import AttentionConfig, AttentionInputs, compute
 
 SAMPLE = Path(__file__).parents[1] / "sample_session.json"

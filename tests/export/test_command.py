@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from attention_explorer.export import read_csv_matrix
 from attention_explorer.export.command import add_export_parser, run_export
 from attention_explorer.export.qt_app import needs_offscreen

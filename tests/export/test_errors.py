@@ -4,6 +4,7 @@ import errno
 import os
 
 import pytest
+
 from attention_explorer.export import ExportError, export_all, export_stage, export_trace_npz
 
 

@@ -1,8 +1,9 @@
 """'Export all': every stage and head into a folder, with predictable names."""
 
 import numpy as np
-from attention_explorer.export import export_all, plan_exports, read_csv_matrix
 from PySide6.QtGui import QImage
+
+from attention_explorer.export import export_all, plan_exports, read_csv_matrix
 
 
 def test_names_are_predictable(four_heads, tmp_path):

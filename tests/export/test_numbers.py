@@ -4,6 +4,9 @@ import csv
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from attention_explorer.export import (
     ExportError,
     export_numbers,
@@ -12,8 +15,6 @@ from attention_explorer.export import (
     read_csv_matrix,
 )
 from attention_explorer.export.text import cell_text, cell_texts
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 
 def test_csv_values_equal_the_trace(four_heads, tmp_path):

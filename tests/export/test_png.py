@@ -2,11 +2,12 @@
 
 import numpy as np
 import pytest
+from PySide6.QtGui import QImage
+
 from attention_explorer.export import ExportError, export_heads_grid, export_stage
 from attention_explorer.export.colors import color_levels, map_colors
 from attention_explorer.export.figure import grid_figure, stage_figure
 from attention_explorer.export.painter import heatmap_rects
-from PySide6.QtGui import QImage
 
 
 def _pixel(image: QImage, x: float, y: float) -> tuple[int, int, int]:

@@ -12,6 +12,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
+
 from attention_explorer import __version__
 
 ROOT = Path(__file__).resolve().parents[2]

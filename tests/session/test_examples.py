@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from attention_explorer.engine import AttentionInputError, compute
 from attention_explorer.session.examples import (
     ExampleInfo,

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from attention_explorer.engine import compute
 from attention_explorer.session import SessionFileError, load_session, loads_session, save_session
 from attention_explorer.session.file_format import dumps_session

@@ -1,6 +1,7 @@
 """Undo/redo restores exact matrices and settings; grouped and merged edits undo as one."""
 
 import numpy as np
+
 from attention_explorer.session import History, Session, resize, starter_session
 
 

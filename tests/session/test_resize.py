@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+
 from attention_explorer.engine import AttentionInputError, compute
 from attention_explorer.session import resize, starter_session
 from attention_explorer.session.file_format import loads_session

@@ -4,12 +4,13 @@ import re
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from attention_explorer.engine import AttentionConfig, AttentionInputs, compute, explain
 from attention_explorer.engine.explain import format_number
 from attention_explorer.session import starter_session
 from attention_explorer.session.walkthrough import WalkStep, default_focus, steps_for
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e[+-]\d+)?")
 EXPLAINED = ("Q", "K", "V", "scores", "scaled", "mask", "masked", "weights", "head_outputs",

@@ -6,15 +6,16 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from PySide6.QtCore import QCoreApplication, QEvent, QItemSelectionModel, Qt  # noqa: E402
+from PySide6.QtGui import QGuiApplication  # noqa: E402
+from PySide6.QtWidgets import QAbstractItemView, QApplication, QLineEdit, QWidget  # noqa: E402
+
 from attention_explorer.engine import AttentionConfig, AttentionInputs  # noqa: E402
 from attention_explorer.session import History, Session, SessionData, resize, starter_session  # noqa: E402  # noqa: E402
 from attention_explorer.ui.matrix_editor import MatrixEditor  # noqa: E402
 from attention_explorer.ui.matrix_model import MatrixModel  # noqa: E402
 from attention_explorer.ui.matrix_panel import MatrixPanel  # noqa: E402
 from attention_explorer.ui.preferences import ViewPreferences  # noqa: E402
-from PySide6.QtCore import QCoreApplication, QEvent, QItemSelectionModel, Qt  # noqa: E402
-from PySide6.QtGui import QGuiApplication  # noqa: E402
-from PySide6.QtWidgets import QAbstractItemView, QApplication, QLineEdit, QWidget  # noqa: E402
 
 TOKENS = ("The", "cat", "sat")
 

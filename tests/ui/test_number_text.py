@@ -8,6 +8,9 @@ import math  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
 from attention_explorer.ui.number_text import (  # noqa: E402
     NumberTextError,
     format_block,
@@ -16,8 +19,6 @@ from attention_explorer.ui.number_text import (  # noqa: E402
     parse_block,
     parse_number,
 )
-from hypothesis import given  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
 
 
 @pytest.mark.parametrize(

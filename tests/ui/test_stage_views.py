@@ -6,6 +6,9 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import numpy as np
 import pytest
+from PySide6.QtCore import QPointF, Qt
+from PySide6.QtWidgets import QToolTip
+
 from attention_explorer.engine import compute, explain
 from attention_explorer.session.model import Session
 from attention_explorer.session.resize import set_heads, set_token_count
@@ -15,8 +18,6 @@ from attention_explorer.ui.heatmap_view import MAX_DISPLAY, HeatmapView, downsam
 from attention_explorer.ui.live_trace import LiveTrace
 from attention_explorer.ui.preferences import ViewPreferences
 from attention_explorer.ui.stage_panel import StagePanel
-from PySide6.QtCore import QPointF, Qt
-from PySide6.QtWidgets import QToolTip
 
 
 @pytest.fixture
