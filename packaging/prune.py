@@ -28,8 +28,11 @@ QT_MODULES = (
 #: ssl/_hashlib are only tried inside try blocks (http.client, hmac); leaving them out drops
 #: OpenSSL and Kerberos (~7 MB). readline pulls libreadline and libtinfo for nothing.
 #: QtOpenGL (8.5 MB) is replaced by the stand-in in packaging/rthook_qtopengl_stub.py.
+#: The CJK codecs (~1 MB) are never used: session files are UTF-8. Without _decimal, Python
+#: uses its pure-Python decimal (only pyqtgraph's SpinBox, which the app does not use).
 PYTHON_EXCLUDES = (
-    "ssl", "_ssl", "_hashlib", "readline",
+    "ssl", "_ssl", "_hashlib", "readline", "_decimal", "_multibytecodec", "_codecs_jp",
+    "_codecs_cn", "_codecs_kr", "_codecs_hk", "_codecs_tw", "_codecs_iso2022",
     "tkinter", "_tkinter", "PyQt5", "PyQt6", "PySide2", "IPython", "matplotlib", "scipy",
     "pytest", "_pytest", "hypothesis", "pytestqt", "ruff", "PyInstaller", "setuptools",
     "pip", "jinja2", "OpenGL", "cupy", "jax", "dask", "sparse", "ndonnx",
@@ -44,8 +47,8 @@ TORCH_ONLY = ("torch", "torchgen", "functorch", "sympy", "mpmath", "networkx", "
 #: Qt shared libraries (by file name) that no kept module or plugin loads.
 QT_LIBRARY_PATTERN = re.compile(
     r"libQt6(Qml\w*|Quick\w*|Labs\w*|Lottie\w*|Designer\w*|Help|Sql|Test|UiTools|Xml|Network"
-    r"|Concurrent|Pdf\w*|Multimedia\w*|WebEngine\w*|WaylandCompositor\w*"
-    r"|WaylandEglCompositor\w*|EglFS\w*|EglFsKms\w*|VirtualKeyboard\w*|ShaderTools|3D\w*)\b"
+    r"|Concurrent|Pdf\w*|Multimedia\w*|WebEngine\w*|Wayland\w*|WlShell\w*"
+    r"|EglFS\w*|EglFsKms\w*|VirtualKeyboard\w*|ShaderTools|3D\w*)\b"
     r"|Qt6(Qml|Quick|Network|Pdf|Sql|Test|Designer|Help)\w*\.(dll|dylib)$"
     r"|Qt(Qml|Quick|Network|Pdf|Sql|Test|Designer|Help)\w*\.framework"
 )
@@ -64,17 +67,17 @@ SYSTEM_LIBRARY_PATTERN = re.compile(
 
 #: Qt plugin folders kept, and which files in them (None keeps the whole folder).
 KEPT_PLUGINS: dict[str, tuple[str, ...] | None] = {
-    # xcb for X11 (and XWayland), offscreen for --self-test; wayland native; cocoa, windows.
-    "platforms": ("qxcb", "qoffscreen", "qwayland", "qminimal", "qcocoa", "qwindows"),
-    "imageformats": ("qsvg", "qico", "qjpeg", "qgif"),
+    # xcb for X11, and under Wayland through XWayland (GNOME and KDE start it on demand);
+    # native Wayland (2 MB of libraries and plugins) would break the 150 MB budget.
+    # offscreen for --self-test; cocoa, windows.
+    "platforms": ("qxcb", "qoffscreen", "qminimal", "qcocoa", "qwindows"),
+    # SVG for the icon; PNG is built into QtGui. No JPEG or GIF is ever read or written.
+    "imageformats": ("qsvg", "qico"),
     "iconengines": None,
     # xdgdesktopportal only: the gtk3 theme would pull in GTK, pango and cairo (~10 MB).
     "platformthemes": ("qxdgdesktopportal",),
     "platforminputcontexts": None,
     "xcbglintegrations": None,
-    "wayland-decoration-client": None,
-    "wayland-graphics-integration-client": None,
-    "wayland-shell-integration": None,
     "styles": None,
     # not "generic": evdev and TUIO input are for kiosk framebuffers (TUIO pulls in QtNetwork).
 }
@@ -147,10 +150,12 @@ def _candidate(entry: tuple) -> bool:
 
 
 def strip_debug_info(binaries: list[tuple], workdir: str) -> list[tuple]:
-    """Use copies without debug sections of the Python installation's own binaries.
+    """Use stripped copies of the binaries: the Python installation's own and the wheels'.
 
-    pyenv-style builds carry debug info in libpython and lib-dynload (~25 MB). Wheel-provided
-    libraries (numpy.libs, Qt) are left alone: stripping patched libraries can break them.
+    pyenv-style builds carry debug info in libpython and lib-dynload (~25 MB); the Qt and
+    numpy extension libraries carry ~4 MB of symbols no one loads. Libraries in a wheel's
+    ``*.libs`` folder (numpy.libs) are left alone: auditwheel patched them, and stripping
+    breaks them ("ELF load command address/offset not page-aligned").
     A no-op where ``strip`` is missing or not on Linux.
     """
     import shutil
@@ -165,12 +170,15 @@ def strip_debug_info(binaries: list[tuple], workdir: str) -> list[tuple]:
     result = []
     for dest, source, kind in binaries:
         source_path = Path(source).resolve() if kind != "SYMLINK" else None
-        if source_path is not None and source_path.is_relative_to(python_home):
+        patched = any(part.endswith(".libs") for part in Path(dest).parts)
+        if source_path is not None and not patched:
+            own = source_path.is_relative_to(python_home) and "site-packages" not in source
+            option = "--strip-debug" if own else "--strip-unneeded"
             copy = Path(workdir) / "stripped" / dest
             copy.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source_path, copy)
             copy.chmod(0o755)
-            if subprocess.run([strip, "--strip-debug", str(copy)], check=False).returncode == 0:
+            if subprocess.run([strip, option, str(copy)], check=False).returncode == 0:
                 source = str(copy)
         result.append((dest, source, kind))
     return result
