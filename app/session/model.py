@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from psygnal import evented
+
 from attention_explorer.engine import AttentionConfig, AttentionInputs, Backend
 from attention_explorer.session.document import SessionData
-from psygnal import evented
 
 #: Fields that change what the engine computes (and that undo/redo records).
 DOCUMENT_FIELDS = (
@@ -28,7 +29,8 @@ COMPUTE_FIELDS = ("tokens", "kv_tokens", "config", "inputs", "backend", "dtype")
 class Session:
     """The document: tokens, settings and matrices, plus what the user is looking at.
 
-    ``selected_cell`` is (query row, key column) or None.
+    ``selected_cell`` is (query row, key column) or None. ``selected_head`` always names one
+    of ``config.heads`` heads: a config with fewer heads moves it to the last one.
     """
 
     tokens: tuple[str, ...] = ("t0",)
@@ -44,6 +46,14 @@ class Session:
     selected_head: int = 0
     selected_cell: tuple[int, int] | None = None
     selected_stage: str = "weights"
+
+    def __post_init__(self) -> None:
+        self.events.config.connect(self._on_config_changed)
+
+    def _on_config_changed(self, config: AttentionConfig, *_old: object) -> None:
+        """Keep ``selected_head`` one of the heads when a change (or undo) leaves fewer."""
+        if self.selected_head >= config.heads:
+            self.selected_head = config.heads - 1
 
     @classmethod
     def from_data(cls, data: SessionData) -> Session:

@@ -6,15 +6,6 @@ consistent) inside one undo step; drags of one slider fold into a single step.
 
 from __future__ import annotations
 
-from attention_explorer.engine import (
-    AttentionInputError,
-    Backend,
-    divisors,
-    torch_installed,
-    torch_missing_reason,
-)
-from attention_explorer.session import History, Session, resize
-from attention_explorer.ui.labeled_slider import float_slider, int_slider
 from PySide6.QtCore import QSignalBlocker, Signal
 from PySide6.QtWidgets import (
     QComboBox,
@@ -25,6 +16,16 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+from attention_explorer.engine import (
+    AttentionInputError,
+    Backend,
+    divisors,
+    torch_installed,
+    torch_missing_reason,
+)
+from attention_explorer.session import History, Session, resize
+from attention_explorer.ui.labeled_slider import float_slider, int_slider
 
 MAX_TOKENS = 4096
 MASK_LABELS = {
@@ -37,6 +38,9 @@ SCALE_LABELS = {"sqrt_dk": "1/√d_k", "none": "None (raw scores)", "custom": "C
 NORMALIZER_LABELS = {"softmax": "Softmax", "sparsemax": "Sparsemax", "sigmoid": "Sigmoid"}
 POSITIONAL_LABELS = {"none": "None", "sinusoidal": "Sinusoidal", "learned": "Learned (seeded)"}
 MODE_LABELS = {"direct": "Type Q, K, V directly", "projection": "Project from embeddings X"}
+#: Undo labels of the sliders and spin boxes: one drag of these folds into a single undo step.
+#: A pick from a list (heads, mask, normaliser ...) is always a step of its own.
+DRAGGED_CONTROLS = frozenset({"Tokens", "d_model", "d_k", "Temperature", "Scale factor", "Padding"})
 
 
 def _combo(options: dict[str, str], tooltip: str) -> QComboBox:
@@ -125,6 +129,7 @@ class ControlsPanel(QWidget):
             layout.addWidget(box)
         layout.addWidget(self.error)
         layout.addStretch(1)
+        self._devices_listed = False  # cuda/mps devices are looked up once torch is chosen
         self._fill_backends(
             [Backend("numpy", "cpu")] + ([Backend("torch", "cpu")] if torch_installed() else [])
         )
@@ -168,7 +173,10 @@ class ControlsPanel(QWidget):
 
     # -- writing the session ---------------------------------------------------------------
     def _apply(self, label: str, change, *args) -> None:
-        """Run a SessionData -> SessionData change as one undo step; report refusals."""
+        """Run a SessionData -> SessionData change as one undo step; report refusals.
+
+        Consecutive changes of one slider (a drag) share a step; list picks never merge.
+        """
         try:
             new = change(self.session.data(), *args)
             new.config.validate()
@@ -177,7 +185,8 @@ class ControlsPanel(QWidget):
             self._sync()
             return
         self._show_error("")
-        with self.history.transaction(label, merge=f"control:{label}"):
+        merge = f"control:{label}" if label in DRAGGED_CONTROLS else None
+        with self.history.transaction(label, merge=merge):
             self.session.update(tokens=new.tokens, kv_tokens=new.kv_tokens, config=new.config,
                                 inputs=new.inputs)  # fmt: skip
 
@@ -217,7 +226,7 @@ class ControlsPanel(QWidget):
         backend = self.backend.currentData()
         if backend is None:
             return
-        if backend.name == "torch" and self.backend.count() <= 3:
+        if backend.name == "torch" and not self._devices_listed:
             self._discover_devices()
         with self.history.transaction("Backend"):
             self.session.backend = backend
@@ -226,9 +235,11 @@ class ControlsPanel(QWidget):
         """List cuda/mps devices once torch is wanted (importing torch takes a moment)."""
         from attention_explorer.engine import available_backends
 
+        self._devices_listed = True
         current = self.backend.currentData()
         self._fill_backends(available_backends())
-        _select(self.backend, current)
+        with QSignalBlocker(self.backend):  # the same choice again: no second change
+            _select(self.backend, current)
 
     def _on_dtype_changed(self) -> None:
         with self.history.transaction("Precision"):

@@ -12,9 +12,6 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from attention_explorer.engine import PER_HEAD_STAGES, SQUARE_STAGES, explain
-from attention_explorer.engine.explain import format_number
-from attention_explorer.ui.colormaps import MASKED_RGBA, colormap_for, levels_for, text_colors_for
 from PySide6.QtCore import QEvent, QRectF, QSignalBlocker, Qt, Signal
 from PySide6.QtGui import QCursor, QFont, QFontMetricsF, QPalette
 from PySide6.QtWidgets import (
@@ -26,6 +23,10 @@ from PySide6.QtWidgets import (
     QToolTip,
     QVBoxLayout,
 )
+
+from attention_explorer.engine import PER_HEAD_STAGES, SQUARE_STAGES, explain
+from attention_explorer.engine.explain import format_number
+from attention_explorer.ui.colormaps import MASKED_RGBA, colormap_for, levels_for, text_colors_for
 
 #: Most cells per side ever sent to the screen; larger stages are block-averaged.
 MAX_DISPLAY = 512
@@ -58,9 +59,43 @@ def stage_title(stage: str, trace=None) -> str:
     return STAGE_TITLES.get(stage, stage)
 
 
-def downsample_for_display(data: np.ndarray, limit: int = MAX_DISPLAY):
-    """``(image, hidden)``: finite float32 image ``[r, c]`` with r, c <= ``limit``.
+def _display_image(image: np.ndarray) -> np.ndarray:
+    """``image`` as C-contiguous float32, or float64 where a value lies beyond float32's range.
 
+    Only a float64 pass (inputs near 1e30 square into scores near 1e60) can hold such values;
+    the image is at most MAX_DISPLAY per side, so the check is cheap. Never returns ±inf.
+    """
+    if image.dtype == np.float32:
+        return np.ascontiguousarray(image)
+    with np.errstate(over="ignore"):
+        small = np.ascontiguousarray(image, dtype=np.float32)  # [r, c]
+    return small if np.isfinite(small).all() else np.ascontiguousarray(image, dtype=np.float64)
+
+
+def _block_means(data, finite, all_finite: bool, fr: int, fc: int, dtype):
+    """``(image, hidden)``: the mean of the finite cells of each ``fr`` x ``fc`` block, in
+    ``dtype``; ``hidden`` is True where a block has no finite cell."""
+    rows, cols = data.shape
+    out_r, out_c = -(-rows // fr), -(-cols // fc)
+    pad = ((0, out_r * fr - rows), (0, out_c * fc - cols))
+    with np.errstate(over="ignore"):  # float32 overflow is detected by the caller
+        clean = (data if all_finite else np.where(finite, data, 0.0)).astype(dtype, copy=False)
+    if all_finite and not any(p for _, p in pad):  # the common case: no copies, no counts
+        blocks = clean.reshape(out_r, fr, out_c, fc)  # [out_r, fr, out_c, fc]
+        image = blocks.mean(axis=(1, 3), dtype=dtype)  # [out_r, out_c]
+        return image, np.zeros((out_r, out_c), dtype=bool)
+    if any(p for _, p in pad):
+        clean, finite = np.pad(clean, pad), np.pad(finite, pad)  # [out_r*fr, out_c*fc]
+    with np.errstate(over="ignore", invalid="ignore"):
+        sums = clean.reshape(out_r, fr, out_c, fc).sum(axis=(1, 3), dtype=dtype)  # [out_r, out_c]
+    counts = finite.reshape(out_r, fr, out_c, fc).sum(axis=(1, 3), dtype=np.int32)
+    return sums / np.maximum(counts, 1), counts == 0  # [out_r, out_c], [out_r, out_c]
+
+
+def downsample_for_display(data: np.ndarray, limit: int = MAX_DISPLAY):
+    """``(image, hidden)``: finite image ``[r, c]`` with r, c <= ``limit``.
+
+    The image is float32, or float64 when a value does not fit float32 (never ±inf or NaN).
     Blocks average their finite cells; ``hidden [r, c]`` is True where every cell of the block
     is -inf (masked). Hidden cells hold 0 in the image.
     """
@@ -70,20 +105,11 @@ def downsample_for_display(data: np.ndarray, limit: int = MAX_DISPLAY):
     fr, fc = -(-rows // limit), -(-cols // limit)  # block height, width
     if fr == 1 and fc == 1:
         image = data if all_finite else np.where(finite, data, 0.0)  # [rows, cols]
-        return np.ascontiguousarray(image, dtype=np.float32), ~finite
-    out_r, out_c = -(-rows // fr), -(-cols // fc)
-    pad = ((0, out_r * fr - rows), (0, out_c * fc - cols))
-    clean = (data if all_finite else np.where(finite, data, 0.0)).astype(np.float32, copy=False)
-    if all_finite and not any(p for _, p in pad):  # the common case: no copies, no counts
-        blocks = clean.reshape(out_r, fr, out_c, fc)  # [out_r, fr, out_c, fc]
-        image = blocks.mean(axis=(1, 3), dtype=np.float32)  # [out_r, out_c]
-        return np.ascontiguousarray(image), np.zeros((out_r, out_c), dtype=bool)
-    if any(p for _, p in pad):
-        clean, finite = np.pad(clean, pad), np.pad(finite, pad)  # [out_r*fr, out_c*fc]
-    sums = clean.reshape(out_r, fr, out_c, fc).sum(axis=(1, 3), dtype=np.float32)
-    counts = finite.reshape(out_r, fr, out_c, fc).sum(axis=(1, 3), dtype=np.int32)
-    image = sums / np.maximum(counts, 1)  # [out_r, out_c]
-    return np.ascontiguousarray(image, dtype=np.float32), counts == 0
+        return _display_image(image), ~finite
+    image, hidden = _block_means(data, finite, all_finite, fr, fc, np.float32)
+    if not np.isfinite(image).all():  # float32 overflowed: values beyond its range
+        image, hidden = _block_means(data, finite, all_finite, fr, fc, np.float64)
+    return _display_image(image), hidden
 
 
 def cell_text(value: float, places: int = 2) -> str:
@@ -229,7 +255,8 @@ class HeatmapView(QFrame):
             self._show_values_array(trace)
 
     def image_data(self) -> np.ndarray:
-        """The array last sent to the ImageItem (finite float32, at most 512 per side)."""
+        """The array last sent to the ImageItem (finite; float32 unless a value needs float64;
+        at most 512 per side)."""
         return self._image_data
 
     def levels(self) -> tuple[float, float]:

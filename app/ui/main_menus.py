@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import partial
 
-from attention_explorer.ui.help_dialogs import show_about, show_formulas
-from attention_explorer.ui.preferences import DIVERGING_MAPS, SEQUENTIAL_MAPS
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QApplication, QMenu
+
+from attention_explorer.ui.help_dialogs import show_about, show_formulas
+from attention_explorer.ui.preferences import DIVERGING_MAPS, SEQUENTIAL_MAPS
 
 
 @dataclass
@@ -28,7 +29,9 @@ class Menus:
 
 def _action(window, menu: QMenu, text: str, slot, shortcut=None, tip: str = "") -> QAction:
     action = QAction(text, window)
-    if shortcut is not None:
+    if isinstance(shortcut, QKeySequence.StandardKey):
+        action.setShortcuts(shortcut)  # every binding of the platform (Ctrl+Y and Ctrl+Shift+Z)
+    elif shortcut is not None:
         action.setShortcut(QKeySequence(shortcut))
     if tip:
         action.setStatusTip(tip)

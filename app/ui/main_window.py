@@ -2,8 +2,25 @@
 
 from __future__ import annotations
 
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtGui import QCloseEvent
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QMainWindow,
+    QScrollArea,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
 from attention_explorer.engine import AttentionInputError
-from attention_explorer.session import History, Session, SessionFileError, starter_session
+from attention_explorer.session import (
+    History,
+    Session,
+    SessionFileError,
+    resize,
+    starter_session,
+)
 from attention_explorer.ui.controls_panel import ControlsPanel
 from attention_explorer.ui.document import DocumentController
 from attention_explorer.ui.experiment_banner import ExperimentBanner
@@ -17,16 +34,6 @@ from attention_explorer.ui.status_line import StatusLine
 from attention_explorer.ui.theme import apply_theme
 from attention_explorer.ui.token_strip import TokenStrip
 from attention_explorer.ui.walkthrough_panel import WalkthroughPanel
-from PySide6.QtCore import QSettings, Qt
-from PySide6.QtGui import QCloseEvent
-from PySide6.QtWidgets import (
-    QDockWidget,
-    QMainWindow,
-    QScrollArea,
-    QSplitter,
-    QVBoxLayout,
-    QWidget,
-)
 
 
 class MainWindow(QMainWindow):
@@ -131,6 +138,7 @@ class MainWindow(QMainWindow):
         self.matrices.input_error.connect(self.status.show)
         self.banner.try_requested.connect(self.apply_experiment)
         self.walkthrough.step_changed.connect(self._on_walk_step)
+        self.stages.view("masked").cell_clicked.connect(self.toggle_mask_cell)
         self.stages.export_requested.connect(self.export_view)
         self.stages.copy_requested.connect(self.copy_view)
         self.prefs.events.all.connect(lambda *_: self.prefs.save(self.settings))
@@ -170,6 +178,25 @@ class MainWindow(QMainWindow):
             return
         with self.history.transaction("Try experiment"):
             self.session.config = config
+
+    def toggle_mask_cell(self, row: int, col: int) -> bool:
+        """Under a custom mask, let query ``row`` see key ``col`` or hide it (one undo step).
+
+        A click on the masked-scores view calls this; under the other mask kinds the click
+        only selects the cell. Returns True when the mask changed.
+        """
+        data = self.session.data()
+        keys = data.key_tokens
+        if data.config.mask != "custom" or not (
+            0 <= row < len(data.tokens) and 0 <= col < len(keys)
+        ):
+            return False
+        new = resize.toggle_mask_cell(data, row, col)
+        with self.history.transaction(f"Toggle mask cell ({row}, {col})"):
+            self.session.config = new.config
+        verb = "may now look at" if new.config.custom_mask[row][col] else "no longer sees"
+        self.status.show(f"Query “{data.tokens[row]}” {verb} key “{keys[col]}”")
+        return True
 
     def _on_walk_step(self, step) -> None:
         self.stages.highlight_stage(step.stage if step is not None else None)
@@ -211,9 +238,10 @@ class MainWindow(QMainWindow):
 
     def copy_view(self, stage: str, head: int) -> None:
         """Copy a finished picture of one stage to the clipboard, in the window's colours."""
+        from PySide6.QtWidgets import QApplication
+
         from attention_explorer.export import ExportError, render_stage_image
         from attention_explorer.ui.export_dialog import stage_cmap
-        from PySide6.QtWidgets import QApplication
 
         trace = self.live.trace
         if trace is None:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import time
 
+from PySide6.QtWidgets import QLabel, QStatusBar
+
 from attention_explorer.engine import Trace
 from attention_explorer.session import Session
 from attention_explorer.ui.live_trace import LiveTrace
-from PySide6.QtWidgets import QLabel, QStatusBar
 
 
 class StatusLine:
@@ -26,6 +27,7 @@ class StatusLine:
             bar.addPermanentWidget(label)
         self.paint_seconds = 0.0
         self._paint_started = 0.0
+        self._trace_message = ""  # the last message about the trace itself ('' when none)
         live.busy.connect(self.busy_label.setVisible)
         live.failed.connect(self._on_failed)
 
@@ -45,18 +47,23 @@ class StatusLine:
         compute_ms = self.live.compute_seconds * 1000
         views_ms = self.paint_seconds * 1000
         self.time_label.setText(f"compute {compute_ms:.1f} ms · views {views_ms:.1f} ms")
+        note = ""
         if trace.notes:
-            self.bar.showMessage(" ".join(trace.notes), 8000)
+            note = " ".join(trace.notes)
         elif trace.fully_masked_rows:
             rows = ", ".join(trace.tokens[i] for i in trace.fully_masked_rows[:5])
-            self.bar.showMessage(f"Every key is hidden from {rows}: those weight rows are 0.", 8000)
-        else:
-            self.bar.clearMessage()
+            note = f"Every key is hidden from {rows}: those weight rows are 0."
+        if note:
+            self.bar.showMessage(note, 8000)
+        elif self._trace_message and self.bar.currentMessage() == self._trace_message:
+            self.bar.clearMessage()  # an old note that no longer holds; other messages stay
+        self._trace_message = note
 
     def _on_failed(self, field: str, message: str) -> None:
-        self.bar.showMessage(
+        self._trace_message = (
             f"Not computed — {field}: {message}. The views show the last valid state."
         )
+        self.bar.showMessage(self._trace_message)
 
     def show(self, text: str, msecs: int = 8000) -> None:
         """Show a message for a while."""
