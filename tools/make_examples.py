@@ -380,9 +380,10 @@ def pizza_two_heads() -> dict:
         source="seed 004, multi-head attention",
         description=(
             "Each of two heads has its own query for 'love' and its own keys and values for "
-            "I, love and pizza. Head 1 leans on 'love', head 2 almost only on 'pizza'; the "
-            "two 2-number outputs are joined into one 4-number vector. The tutorial gives "
-            "only the query of 'love', so this is that one query against all three keys."
+            "I, love and pizza. The tutorial's head 1 (head 0 here: the app counts from 0) leans "
+            "on 'love', its head 2 (head 1 here) almost only on 'pizza'; the two 2-number "
+            "outputs are joined into one 4-number vector. The tutorial gives only the query "
+            "of 'love', so this is that one query against all three keys."
         ),
         tokens=["love"],
         kv_tokens=["I", "love", "pizza"],
@@ -394,15 +395,15 @@ def pizza_two_heads() -> dict:
     a1, a2 = t.stage("head_outputs", 0)[0], t.stage("head_outputs", 1)[0]
     note(
         d,
-        "Head 1 is off in the second decimal.",
+        "Head 0 (the tutorial's head 1) is off in the second decimal.",
         f"The tutorial's weights [0.24, 0.66, 0.10] are exactly {vec(w1)}, so 'love' gets "
         f"0.67 and 'pizza' 0.09 at two decimals. Its output [1.56, 0.76] is exactly "
         f"{vec(a1)}.",
     )
     note(
         d,
-        "Head 2 and the concatenation.",
-        f"Head 2's weights {vec(w2)} round to the tutorial's [0.001, 0.002, 0.997]. Its "
+        "Head 1 (the tutorial's head 2) and the concatenation.",
+        f"Its weights {vec(w2)} round to the tutorial's [0.001, 0.002, 0.997]. Its "
         f"output, given as about [4.99, 4.99], is {vec(a2)}. The concatenation is "
         f"{vec(t['concat'][0])}, not [1.56, 0.76, 4.99, 4.99].",
     )
