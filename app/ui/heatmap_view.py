@@ -215,6 +215,11 @@ class HeatmapView(QFrame):
         self.bar = pg.ColorBarItem(interactive=False, colorMapMenu=False, width=14)
         self.bar.setColorMap(colormap_for(self.stage, self.prefs))
         self.bar.setImageItem(self.image, insert_in=plot)
+        # The title spans the axis, plot and colour-bar columns: in the plot's column alone a
+        # long title ("softmax weights · head 0") widened the plot past the view's edge and
+        # cut off the colour bar's numbers.
+        plot.layout.removeItem(plot.titleLabel)
+        plot.layout.addItem(plot.titleLabel, 0, 0, 1, plot.layout.columnCount())
         self._selection = []
         for pen in _SELECTION_PENS:
             rect = QGraphicsRectItem()
@@ -382,9 +387,15 @@ class HeatmapView(QFrame):
             return
         row_labels, col_labels = self._labels
         box = self.plot.getViewBox()
-        widest = max((len(_short(t)) for t in col_labels), default=1)
+        axis = self.plot.getAxis("bottom")
+        metrics = QFontMetricsF(axis.style["tickFont"] or axis.font())
+        # Neighbouring names are centred one cell apart: they fit when half of each, plus a
+        # small gap, fits in a cell. At most ~MAX_TICKS names are measured (long axes thin out).
+        sample = col_labels[:: max(1, len(col_labels) // MAX_TICKS)]
+        widths = [metrics.horizontalAdvance(_short(t)) for t in sample] or [7.0]
+        pairs = [(a + b) / 2 for a, b in zip(widths, widths[1:])] or widths
         row_stride = _tick_stride(len(row_labels), box.height(), TICK_ROW_PIXELS)
-        col_stride = _tick_stride(len(col_labels), box.width(), widest * 7 + 8)
+        col_stride = _tick_stride(len(col_labels), box.width(), max(pairs) + 4)
         key = (row_labels, col_labels, row_stride, col_stride)
         if key == self._tick_key:
             return

@@ -268,6 +268,20 @@ def test_views_reflow_to_the_panel_width_in_pipeline_order(setup, qtbot):
     assert all(view.isVisible() for view in panel.views().values())
 
 
+def test_narrow_views_keep_the_colour_bar_and_every_token_name_inside(setup, qtbot):
+    """At two columns of narrow views, a long title must not push the colour bar's numbers
+    off the view's edge, and four short token names must all label the key axis."""
+    names = ["The", "cat", "sat", "down"]
+    _, _, _, panel, _ = setup
+    panel.resize(700, 850)  # two columns of views about 280 px wide
+    qtbot.waitUntil(lambda: panel.columns() == 2)
+    for stage in ("scores", "weights"):
+        view = panel.view(stage)
+        qtbot.waitUntil(lambda v=view: v.plot.geometry().right() <= v.graphics.width())
+        axis = view.plot.getAxis("bottom")
+        qtbot.waitUntil(lambda a=axis: [label for _, label in a._tickLevels[0]] == names)
+
+
 def test_small_matrices_show_enough_digits_to_beat_a_rounded_tutorial(qtbot):
     """Seed 001 rounds the middle row to [0.25, 0.5, 0.25]; the view must show 0.2483."""
     from attention_explorer.session.examples import load_example
