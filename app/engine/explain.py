@@ -258,7 +258,7 @@ def _weights_steps(trace: Trace, head, i, j, limit):
         Step("2. subtract it and exponentiate (hidden keys give 0)", shown_exp,
              hidden_terms=hidden_exp),
         Step("3. add them up", [], total),
-        Step(f"4. divide key {labels[j]!r}'s term by the sum: "
+        Step(f"4. divide the term of key {labels[j]!r} by the sum: "
              f"{format_number(exps[j])} / {format_number(total)}", [], weight),
     ]  # fmt: skip
 
