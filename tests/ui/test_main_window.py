@@ -575,6 +575,30 @@ def test_opening_a_broken_file_shows_a_message_and_keeps_the_session(window, tmp
     assert window.document.path is None
 
 
+def test_closing_with_unsaved_changes_asks_and_cancel_keeps_everything(qtbot, window, monkeypatch):
+    asked = []
+
+    def answer_with(button):
+        def question(parent, title, text, *args, **kwargs):
+            asked.append(text)
+            return button
+
+        monkeypatch.setattr(QMessageBox, "question", question)
+
+    window.close()  # nothing edited yet: closes without a question
+    assert asked == [] and not window.isVisible()
+    window.show()
+    type_into_cell(qtbot, show_editor(window, "X"), 0, 0, "2.5")
+    edited = window.session.data()
+    assert "*" in window.windowTitle()
+    answer_with(QMessageBox.StandardButton.Cancel)
+    assert not window.close()
+    assert len(asked) == 1 and window.isVisible() and window.session.data() == edited
+    answer_with(QMessageBox.StandardButton.Discard)
+    assert window.close()
+    assert len(asked) == 2 and not window.isVisible()
+
+
 # -- backends --------------------------------------------------------------------------
 def test_torch_backend_gives_the_numpy_weights(qtbot, window):
     pytest.importorskip("torch")
