@@ -13,6 +13,7 @@ from attention_explorer.engine import (
     AttentionConfig,
     AttentionInputs,
     Backend,
+    available_backends,
     compute,
     torch_installed,
 )
@@ -23,6 +24,8 @@ SETTINGS = settings(
 NORMALIZERS = ("softmax", "sparsemax", "sigmoid")
 #: torch takes other code paths (fused softmax, in-place masking) when stages are left out
 BACKENDS = [Backend("numpy")] + ([Backend("torch", "cpu")] if torch_installed() else [])
+#: Every torch device here; a machine with a GPU tests cuda:N (or mps) with no change.
+TORCH_DEVICES = [b.device for b in available_backends() if b.name == "torch"] or ["cpu"]
 
 
 @st.composite
@@ -153,12 +156,16 @@ def test_adding_a_constant_to_a_score_row_changes_nothing(case, data):
 
 
 @pytest.mark.skipif(not torch_installed(), reason="torch is not installed")
+@pytest.mark.parametrize("device", TORCH_DEVICES)
 @SETTINGS
 @given(st.one_of(direct_cases(), projection_cases()), st.sampled_from(["float32", "float64"]))
-def test_numpy_and_torch_backends_agree(case, dtype):
+def test_numpy_and_torch_backends_agree(device, case, dtype):
+    """torch on every device found here (cpu; cuda:N and mps where present) matches numpy."""
+    if device == "mps" and dtype == "float64":
+        return  # mps has no float64; the app offers float32 there
     config, inputs = case
     a = compute(inputs, config, Backend("numpy"), dtype=dtype)
-    b = compute(inputs, config, Backend("torch", "cpu"), dtype=dtype)
+    b = compute(inputs, config, Backend("torch", device), dtype=dtype)
     assert a.fully_masked_rows == b.fully_masked_rows
     rtol = 1e-4 if dtype == "float32" else 1e-10
     for name in ALL_STAGES:
