@@ -187,9 +187,17 @@ class _Context:
         return f" of head {self.head}" if self.trace.config.heads > 1 else ""
 
 
+def _title_gap(title: str) -> str:
+    """What goes between a note's title and its text: nothing, a space after a title that
+    ends a sentence, else a colon."""
+    if not title:
+        return ""
+    return " " if title.rstrip()[-1] in ".!?:" else ": "
+
+
 def _about(ctx: _Context, name: str, description: str, notes) -> WalkStep:
     items = "".join(
-        f"<li><b>{html.escape(t)}</b>{': ' if t else ''}{html.escape(x)}</li>" for t, x in notes
+        f"<li><b>{html.escape(t)}</b>{_title_gap(t)}{html.escape(x)}</li>" for t, x in notes
     )
     text = _p(html.escape(description))
     if items:

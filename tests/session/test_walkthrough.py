@@ -280,8 +280,11 @@ def test_fully_masked_row_is_narrated_as_zeros():
 def test_about_step_shows_description_and_notes():
     trace = starter_trace()
     steps = steps_for(trace, name="Pizza", description="A tiny sentence.",
-                      notes=(("Rounding", "The tutorial rounds <to> two places."),))  # fmt: skip
+                      notes=(("Rounding", "The tutorial rounds <to> two places."),
+                             ("Head 0 is off.", "By 0.01.")))  # fmt: skip
     about = steps[0]
+    assert "<b>Rounding</b>: The" in about.text  # a colon after a bare title
+    assert "<b>Head 0 is off.</b> By" in about.text  # none after a sentence
     assert about.key == "about" and about.stage is None and about.cells == ()
     assert "Pizza" in about.title
     assert "A tiny sentence." in about.plain() and "Rounding" in about.plain()
