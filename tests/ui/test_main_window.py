@@ -11,9 +11,10 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from cell_typing import type_into_cell  # noqa: E402
 from PySide6.QtCore import QPointF, QSettings, Qt  # noqa: E402
 from PySide6.QtGui import QImage  # noqa: E402
-from PySide6.QtWidgets import QAbstractItemView, QLineEdit, QMessageBox  # noqa: E402
+from PySide6.QtWidgets import QMessageBox  # noqa: E402
 
 from attention_explorer.engine import compute  # noqa: E402
 from attention_explorer.export.numbers import read_csv_matrix  # noqa: E402
@@ -113,21 +114,6 @@ def show_editor(window, name: str, head: int | None = None):
     editor = panel.editor(name, head)
     assert editor.isVisible()
     return editor
-
-
-def type_into_cell(qtbot, editor, row: int, col: int, text: str) -> None:
-    """Select the cell, open its editor with F2, replace the text and press Enter."""
-    table = editor.table
-    table.setFocus()
-    table.setCurrentIndex(editor.model().index(row, col))
-    qtbot.keyClick(table, Qt.Key.Key_F2)
-    line = table.findChild(QLineEdit)
-    assert line is not None and line.isVisible()
-    line.selectAll()
-    qtbot.keyClick(line, Qt.Key.Key_Backspace)
-    qtbot.keyClicks(line, text)
-    qtbot.keyClick(line, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: table.state() != QAbstractItemView.State.EditingState)
 
 
 def click_cell(qtbot, view, row: int, col: int) -> None:

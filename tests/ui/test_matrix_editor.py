@@ -6,13 +6,13 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from cell_typing import press_enter, type_into_cell  # noqa: E402
 from PySide6.QtCore import QCoreApplication, QEvent, QItemSelectionModel, Qt  # noqa: E402
 from PySide6.QtGui import QGuiApplication  # noqa: E402
-from PySide6.QtWidgets import QAbstractItemView, QApplication, QLineEdit, QWidget  # noqa: E402
+from PySide6.QtWidgets import QApplication, QLineEdit, QWidget  # noqa: E402
 
 from attention_explorer.engine import AttentionConfig, AttentionInputs  # noqa: E402
-from attention_explorer.session import History, Session, SessionData, resize, starter_session  # noqa: E402  # noqa: E402
-from attention_explorer.ui.matrix_editor import MatrixEditor  # noqa: E402
+from attention_explorer.session import History, Session, SessionData, resize, starter_session  # noqa: E402
 from attention_explorer.ui.matrix_model import MatrixModel  # noqa: E402
 from attention_explorer.ui.matrix_panel import MatrixPanel  # noqa: E402
 from attention_explorer.ui.preferences import ViewPreferences  # noqa: E402
@@ -60,25 +60,6 @@ def q1(panel):
     editor.table.setFocus()
     editor.table.setCurrentIndex(editor.model().index(0, 0))
     return editor
-
-
-def type_into_cell(qtbot, editor: MatrixEditor, row: int, col: int, text: str) -> None:
-    """Select the cell, open its editor with F2, replace the text and press Enter."""
-    table = editor.table
-    table.setCurrentIndex(editor.model().index(row, col))
-    qtbot.keyClick(table, Qt.Key.Key_F2)
-    line = table.findChild(QLineEdit)
-    assert line is not None and line.isVisible()
-    line.selectAll()
-    qtbot.keyClick(line, Qt.Key.Key_Backspace)
-    qtbot.keyClicks(line, text)
-    press_enter(qtbot, editor, line)
-
-
-def press_enter(qtbot, editor: MatrixEditor, line: QLineEdit) -> None:
-    """Enter in the cell editor; Qt commits on the next event-loop turn, so wait for it."""
-    qtbot.keyClick(line, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: editor.table.state() != QAbstractItemView.State.EditingState)
 
 
 # -- typing ------------------------------------------------------------------------------
