@@ -177,6 +177,7 @@ class HeatmapView(QFrame):
         self._image_data = np.zeros((0, 0), np.float32)
         self._levels = (0.0, 1.0)
         self._labels = None  # (row labels, column labels) of the stage shown
+        self._pitch_cache = (None, 0.0)  # (column labels, pixels their names need per cell)
         self._shape, self._tick_key, self._hidden_key, self._title = None, None, None, ""
         self._hover_cell, self._hidden_rect = None, QRectF()
         self._texts: list[pg.TextItem] = []
@@ -387,15 +388,8 @@ class HeatmapView(QFrame):
             return
         row_labels, col_labels = self._labels
         box = self.plot.getViewBox()
-        axis = self.plot.getAxis("bottom")
-        metrics = QFontMetricsF(axis.style["tickFont"] or axis.font())
-        # Neighbouring names are centred one cell apart: they fit when half of each, plus a
-        # small gap, fits in a cell. At most ~MAX_TICKS names are measured (long axes thin out).
-        sample = col_labels[:: max(1, len(col_labels) // MAX_TICKS)]
-        widths = [metrics.horizontalAdvance(_short(t)) for t in sample] or [7.0]
-        pairs = [(a + b) / 2 for a, b in zip(widths, widths[1:])] or widths
         row_stride = _tick_stride(len(row_labels), box.height(), TICK_ROW_PIXELS)
-        col_stride = _tick_stride(len(col_labels), box.width(), max(pairs) + 4)
+        col_stride = _tick_stride(len(col_labels), box.width(), self._label_pitch(col_labels))
         key = (row_labels, col_labels, row_stride, col_stride)
         if key == self._tick_key:
             return
@@ -405,6 +399,22 @@ class HeatmapView(QFrame):
         keys = self.stage in SQUARE_STAGES or self.stage == "mask"
         self.plot.setLabel("left", "query")
         self.plot.setLabel("bottom", "key" if keys else "dimension")
+
+    def _label_pitch(self, labels: tuple[str, ...]) -> float:
+        """Pixels between cell centres that ``labels`` need on the key axis (measured once
+        per set of labels, not on every update or resize).
+
+        Neighbouring names are centred one cell apart: they fit when half of each, plus a
+        small gap, fits in a cell. At most ~MAX_TICKS names are measured (long axes thin out).
+        """
+        if self._pitch_cache[0] != labels:
+            axis = self.plot.getAxis("bottom")
+            metrics = QFontMetricsF(axis.style["tickFont"] or axis.font())
+            sample = labels[:: max(1, len(labels) // MAX_TICKS)]
+            widths = [metrics.horizontalAdvance(_short(t)) for t in sample] or [7.0]
+            pairs = [(a + b) / 2 for a, b in zip(widths, widths[1:])] or widths
+            self._pitch_cache = (labels, max(pairs) + 4)
+        return self._pitch_cache[1]
 
     def _update_head_separators(self, heads: int, cols: int) -> None:
         """Vertical lines between the heads' column blocks of the concatenation."""
