@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import re
 import subprocess
 import sys
 import tarfile
@@ -27,10 +28,12 @@ NAME = "attention-explorer"
 
 
 def package_version() -> str:
-    """The version in app/_version.py, read without importing the package."""
-    namespace: dict[str, str] = {}
-    exec((ROOT / "app" / "_version.py").read_text(encoding="utf-8"), namespace)
-    return namespace["__version__"]
+    """The version in app/attention_explorer/_version.py, read without importing the package."""
+    text = (ROOT / "app" / "attention_explorer" / "_version.py").read_text(encoding="utf-8")
+    match = re.search(r"^__version__\s*=\s*['\"]([^'\"]+)['\"]", text, re.MULTILINE)
+    if match is None:
+        raise SystemExit("packaging/build.py: no __version__ in app/attention_explorer/_version.py")
+    return match.group(1)
 
 
 def platform_tag() -> str:

@@ -1,0 +1,116 @@
+"""The stage catalogue: the ONE place that says what each stage is and how it reads.
+
+``X`` is the input as typed; with positional encoding on, ``positions`` is P and ``X_pos`` is
+X + P, the matrix the projections read (both absent when positions are off).
+
+The window's views, the exports, the walkthrough and the command line's help all read this
+module; none of them keeps its own list of titles, colour levels, shrink rules or number
+formats. Qt-free (colour maps are named here, looked up by whoever draws).
+
+Value kinds decide colour levels:
+
+* ``signed``: symmetric about 0 (the diverging map's neutral middle is 0): raw, scaled and
+  masked scores.
+* ``unit``: fixed 0..1, so heads and edits compare at a glance: weights, mask.
+* ``free``: the finite min..max of what is shown (a flat range is padded).
+
+Shrink rules (a long sequence shown at display resolution): ``max`` keeps a single peak
+visible (weights, mask); ``mean`` averages blocks (everything else).
+
+A masked cell (−∞ in ``masked``) is drawn in :data:`MASKED_RGB`, a grey no colour map uses,
+with the text :data:`MASKED_TEXT` when numbers are shown: on screen and in exports alike.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from attention_explorer.numbers import DEFAULT_DECIMALS
+
+#: The colour of a masked (−∞) cell, everywhere.
+MASKED_RGB = (105, 105, 105)
+#: The text drawn in a masked cell when numbers are shown.
+MASKED_TEXT = "\u2212∞"
+#: Default colour maps per value kind (pyqtgraph names).
+SEQUENTIAL_MAPS = ("viridis", "cividis", "magma", "inferno", "plasma", "CET-L1")
+DIVERGING_MAPS = ("CET-D1", "CET-D1A", "CET-D3", "PAL-relaxed_bright")
+DEFAULT_SEQUENTIAL = "viridis"
+DEFAULT_DIVERGING = "CET-D1"
+
+
+@dataclass(frozen=True)
+class Stage:
+    """What one stage is: how it is named, laid out, coloured, shrunk and written."""
+
+    name: str  #: the trace key and file-name stem ("weights")
+    title: str  #: a learner-facing title ("weights"; see :func:`title`)
+    formula: str  #: how it is computed, in one line
+    per_head: bool  #: one matrix per head (else shared by all heads)
+    rows: str  #: what a row is: "queries", "keys"
+    cols: str  #: what a column is: "keys", "dimension", "output dimension"
+    kind: str  #: "signed", "unit" or "free" (see the module docstring)
+    shrink: str  #: "max" or "mean"
+    decimals: int = DEFAULT_DECIMALS  #: decimals of its numbers (cells, tooltips, exports)
+
+    @property
+    def default_cmap(self) -> str:
+        """The colour map used when the user picked none."""
+        return DEFAULT_DIVERGING if self.kind == "signed" else DEFAULT_SEQUENTIAL
+
+    @property
+    def fixed_levels(self) -> tuple[float, float] | None:
+        """(0, 1) for unit stages; None where levels follow the data."""
+        return (0.0, 1.0) if self.kind == "unit" else None
+
+
+def _stage(name, title, formula, per_head, rows, cols, kind, shrink="mean") -> Stage:
+    return Stage(name, title, formula, per_head, rows, cols, kind, shrink)
+
+
+#: Every stage, in pipeline order.
+CATALOGUE: dict[str, Stage] = {
+    s.name: s
+    for s in (
+        _stage("X", "input X", "the token embeddings", False, "queries", "dimension", "free"),
+        _stage("positions", "positional encoding P", "P[i] for position i (sinusoidal or "
+               "learned)", False, "queries", "dimension", "signed"),
+        _stage("X_pos", "input with positions X + P", "X + P: what W_Q, W_K, W_V project",
+               False, "queries", "dimension", "free"),
+        _stage("X_kv", "key/value input X_kv", "embeddings of the key/value sequence",
+               False, "keys", "dimension", "free"),
+        _stage("Q", "queries Q", "Q = X W_Q (+ b_Q)", True, "queries", "dimension", "free"),
+        _stage("K", "keys K", "K = X W_K (+ b_K)", True, "keys", "dimension", "free"),
+        _stage("V", "values V", "V = X W_V (+ b_V)", True, "keys", "dimension", "free"),
+        _stage("scores", "QKᵀ scores", "q_i · k_j", True, "queries", "keys", "signed"),
+        _stage("scaled", "scaled scores", "q_i · k_j × scale ÷ temperature", True,
+               "queries", "keys", "signed"),
+        _stage("mask", "mask", "1 = may attend, 0 = hidden", False, "queries", "keys",
+               "unit", "max"),
+        _stage("masked", "masked scores", "scaled, or −∞ where the mask hides the key", True,
+               "queries", "keys", "signed"),
+        _stage("weights", "weights", "normaliser of each masked row", True, "queries",
+               "keys", "unit", "max"),
+        _stage("head_outputs", "head output A·V", "Σ_j weight_ij v_j", True, "queries",
+               "dimension", "free"),
+        _stage("concat", "concatenated heads", "[head_0 | head_1 | …]", False, "queries",
+               "dimension", "free"),
+        _stage("output", "output · W_O", "concat W_O (+ b_O)", False, "queries",
+               "output dimension", "free"),
+    )
+}  # fmt: skip
+
+
+def stage(name: str) -> Stage:
+    """The catalogue entry of ``name``; KeyError naming the known stages otherwise."""
+    try:
+        return CATALOGUE[name]
+    except KeyError:
+        raise KeyError(f"unknown stage {name!r}; choose from {', '.join(CATALOGUE)}") from None
+
+
+def title(name: str, normalizer: str | None = None) -> str:
+    """The title of a stage; weights say their normaliser ("softmax weights")."""
+    entry = stage(name)
+    if name == "weights" and normalizer:
+        return f"{normalizer} weights"
+    return entry.title
