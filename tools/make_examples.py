@@ -20,8 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from attention_explorer.engine import compute
 from attention_explorer.engine.explain import format_number
+from attention_explorer.run import compute_session
 from attention_explorer.session.file_format import FORMAT_NAME, FORMAT_VERSION, loads_session
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -104,10 +104,9 @@ def trace_of(d: dict, **config_changes):
     """The float64 trace of a document (optionally with some settings changed)."""
     body = {k: v for k, v in d.items() if k != "_key"}
     data = loads_session(json.dumps(body))
-    config = data.config.with_changes(**config_changes) if config_changes else data.config
-    return compute(
-        data.inputs, config, dtype="float64", tokens=data.tokens, kv_tokens=data.kv_tokens
-    )
+    if config_changes:
+        data = data.with_changes(config=data.config.with_changes(**config_changes))
+    return compute_session(data, dtype="float64")
 
 
 def note(d: dict, title: str, text: str) -> None:

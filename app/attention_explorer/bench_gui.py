@@ -83,7 +83,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QRegion
 from PySide6.QtWidgets import QApplication, QWidget
 
-from attention_explorer.engine import compute
+from attention_explorer.run import compute_session
 from attention_explorer.session.model import Session
 from attention_explorer.session.resize import set_d_model, set_heads, set_token_count
 from attention_explorer.session.starter import starter_session
@@ -380,10 +380,9 @@ class WindowBench:
         heads = list(trace.heads) if self.selected_head_only and trace is not None else None
 
         def job() -> object:
-            return compute(
-                data.inputs, data.config, backend=self.session.backend, dtype=self.session.dtype,
-                heads=heads, tokens=data.tokens, kv_tokens=data.kv_tokens or None,
-            )  # fmt: skip
+            return compute_session(
+                data, self.session.backend, dtype=self.session.dtype, heads=heads
+            )
 
         gc.collect()
         if on_thread is None:

@@ -11,8 +11,9 @@ import time
 
 from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
 
-from attention_explorer.engine import AttentionInputError, Trace, compute
+from attention_explorer.engine import AttentionInputError, Trace
 from attention_explorer.engine.trace import ALL_STAGES
+from attention_explorer.run import compute_session
 from attention_explorer.session.model import COMPUTE_FIELDS, Session
 
 #: Above this many score cells (heads x n x m) a pass goes to the worker thread.
@@ -100,10 +101,7 @@ class LiveTrace(QObject):
         stages = HEAD_LIMITED_STAGES if limited else None
 
         def job() -> Trace:
-            return compute(
-                data.inputs, data.config, backend=backend, dtype=dtype, heads=heads, stages=stages,
-                tokens=data.tokens, kv_tokens=data.kv_tokens or None,
-            )  # fmt: skip
+            return compute_session(data, backend, dtype=dtype, heads=heads, stages=stages)
 
         return job
 
