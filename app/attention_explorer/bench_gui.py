@@ -376,12 +376,11 @@ class WindowBench:
         long-lived Python thread instead of the main thread, as the window would.
         """
         data = self.session.data()
-        trace = self.live.trace
-        heads = list(trace.heads) if self.selected_head_only and trace is not None else None
+        heads, stages = self.live.pass_options()  # exactly what the window asks for
 
         def job() -> object:
             return compute_session(
-                data, self.session.backend, dtype=self.session.dtype, heads=heads
+                data, self.session.backend, dtype=self.session.dtype, heads=heads, stages=stages
             )
 
         gc.collect()
