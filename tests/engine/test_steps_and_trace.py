@@ -100,3 +100,17 @@ def test_overflow_is_an_exception_from_the_steps():
     lib = ArrayLib(Backend("numpy"), "float32")
     huge = lib.asarray(np.full((1, 2, 2), 1e30))
     assert not steps.scores_cannot_overflow(lib, huge, huge, 1.0, 2, 2)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+@pytest.mark.parametrize("normalizer", ["softmax", "sparsemax", "sigmoid"])
+def test_masking_in_place_when_scaled_is_not_kept_gives_the_same_weights(backend, normalizer):
+    if backend == "torch":
+        pytest.importorskip("torch")
+    custom = tuple(tuple(j <= i and i != 1 for j in range(4)) for i in range(4))  # row 1 hidden
+    config = CONFIG.with_changes(mask="custom", custom_mask=custom, normalizer=normalizer)
+    full = compute(INPUTS, config, Backend(backend), dtype="float64")
+    lean = compute(INPUTS, config, Backend(backend), dtype="float64", stages=["weights"])
+    np.testing.assert_allclose(lean["weights"], full["weights"], rtol=1e-12, atol=1e-15)
+    assert lean.fully_masked_rows == full.fully_masked_rows == (1,)
+    assert np.all(lean["weights"][:, ~np.array(custom)] == 0)  # hidden keys get weight 0

@@ -225,8 +225,8 @@ def _attend(lib: ArrayLib, config, Q, K, V, allowed_np, any_fully_masked, plan: 
     xp = lib.xp
     n, m = allowed_np.shape
     allowed = lib.asbool(allowed_np)  # [n, m]
-    # torch can hide keys in place when the scaled stage is not kept (no [n, m] allocation)
-    in_place = lib.backend.name == "torch" and "scaled" not in plan.keep
+    # keys are hidden in place when the scaled stage is not kept (no new [c, n, m] array)
+    in_place = "scaled" not in plan.keep
     hidden = lib.asbool(~allowed_np) if in_place else None  # [n, m]
     factor = config.scale_value() / config.temperature
     check_each = not steps.scores_cannot_overflow(lib, Q, K, factor, n, m)

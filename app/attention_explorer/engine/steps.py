@@ -72,12 +72,15 @@ def scaled_score(xp, q, k, factor: float):
 def mask(xp, scaled, allowed, hidden=None):
     """``scaled [c, n, m]`` where ``allowed [n, m]``, else -inf.
 
-    With ``hidden`` (torch, when ``scaled`` is not kept) the -inf is written in place, so no
-    new ``[c, n, m]`` array is made.
+    With ``hidden`` (``[n, m]``, True where a key is hidden; given when ``scaled`` is not
+    kept) the -inf is written into ``scaled`` in place, so no new ``[c, n, m]`` array is made.
     """
-    if hidden is not None:
+    if hidden is None:
+        return xp.where(allowed, scaled, -xp.inf)  # [c, n, m]
+    if hasattr(scaled, "masked_fill_"):  # torch
         return scaled.masked_fill_(hidden, -np.inf)  # [c, n, m]
-    return xp.where(allowed, scaled, -xp.inf)  # [c, n, m]
+    np.copyto(scaled, -np.inf, where=hidden)  # [c, n, m], hidden broadcast over heads
+    return scaled
 
 
 def normalise(xp, kind: str, masked, allowed):
