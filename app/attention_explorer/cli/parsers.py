@@ -64,6 +64,12 @@ def decimals(text: str) -> int:
     return value
 
 
+#: A --flag/--no-flag option whose default (None) leaves the choice to the exporter.
+_ON_OFF = {"action": argparse.BooleanOptionalAction}
+#: A count of decimals, checked by :func:`decimals`.
+_DECIMALS = {"type": decimals}
+
+
 def _add_compute(sub) -> None:
     p = sub.add_parser(
         "compute",
@@ -112,29 +118,14 @@ def _add_export(sub) -> None:
     )
     p.add_argument("--size", default="1200x900", help="picture size in pixels, WxH")
     p.add_argument("--dpi", default="150", help="picture resolution (default 150)")
-    p.add_argument(
-        "--cmap",
-        default=None,
-        help="colour map, e.g. viridis, magma, CET-D1 (default: viridis; CET-D1 for scores)",
-    )
-    p.add_argument(
-        "--values",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="write the numbers in the cells (default: up to 16x16)",
-    )
-    p.add_argument(
-        "--decimals",
-        type=decimals,
-        default=None,
-        help="decimals of the numbers written in cells and CSV files (default: each stage's)",
-    )
-    p.add_argument(
-        "--grid",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="also draw all heads in one picture, <stage>_grid.png (default: more than one head)",
-    )
+    cmap_help = "colour map, e.g. viridis, magma, CET-D1 (default: viridis; CET-D1 for scores)"
+    p.add_argument("--cmap", default=None, help=cmap_help)
+    for flag, text, kind in (
+        ("--values", "write the numbers in the cells (default: up to 16x16)", _ON_OFF),
+        ("--decimals", "decimals in cells and CSV files (default: each stage's)", _DECIMALS),
+        ("--grid", "also draw all heads in one picture, <stage>_grid.png", _ON_OFF),
+    ):
+        p.add_argument(flag, default=None, help=text, **kind)
     add_engine_options(p)
 
 
