@@ -17,30 +17,10 @@ import json
 import sys
 from pathlib import Path
 
+import examples_basic as basic
+import examples_experiments as experiments
+import examples_pizza_hindi as pizza
 from example_kit import TUTORIAL, trace_of
-from examples_basic import (
-    heads_not_dividing,
-    numpy_from_scratch,
-    pytorch_toy,
-    pytorch_toy_multihead,
-    three_tokens,
-    torch_toy,
-)
-from examples_experiments import (
-    causal_mask,
-    checkpoints,
-    identical_embeddings,
-    padding_mask,
-    scale_pair,
-    why_scale,
-)
-from examples_pizza_hindi import (
-    hindi_decoder,
-    hindi_supposed,
-    pizza_single,
-    pizza_supposed_scores,
-    pizza_two_heads,
-)
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "resources" / "examples"
@@ -49,26 +29,26 @@ OUT = ROOT / "resources" / "examples"
 # -- writing -----------------------------------------------------------------------------------
 def build_all() -> list[dict]:
     """Every example document, in menu order."""
-    toy = torch_toy()
+    toy = basic.torch_toy()
     docs = [
-        three_tokens(),
-        numpy_from_scratch(),
-        pytorch_toy(toy),
-        pytorch_toy_multihead(toy, "pytorch-toy-multihead", 35, TUTORIAL),
-        pizza_single(),
-        pizza_two_heads(),
-        pizza_supposed_scores(),
-        hindi_decoder(),
-        hindi_supposed(),
-        why_scale(False),
-        why_scale(True),
-        scale_pair(4),
-        scale_pair(64),
-        causal_mask(),
-        padding_mask(),
-        *checkpoints(),
-        identical_embeddings(),
-        heads_not_dividing(toy),
+        basic.three_tokens(),
+        basic.numpy_from_scratch(),
+        basic.pytorch_toy(toy),
+        basic.pytorch_toy_multihead(toy, "pytorch-toy-multihead", 35, TUTORIAL),
+        pizza.pizza_single(),
+        pizza.pizza_two_heads(),
+        pizza.pizza_supposed_scores(),
+        pizza.hindi_decoder(),
+        pizza.hindi_supposed(),
+        experiments.why_scale(False),
+        experiments.why_scale(True),
+        experiments.scale_pair(4),
+        experiments.scale_pair(64),
+        experiments.causal_mask(),
+        experiments.padding_mask(),
+        *experiments.checkpoints(),
+        experiments.identical_embeddings(),
+        basic.heads_not_dividing(toy),
     ]
     for d in docs:
         if not d["notes"]:
