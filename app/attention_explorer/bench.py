@@ -36,8 +36,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attention_explorer.engine import AttentionConfig, AttentionInputs, Backend, compute
+from attention_explorer.engine import AttentionConfig, AttentionInputs, Backend
 from attention_explorer.engine.backend import torch_installed
+from attention_explorer.run import compute_session
+from attention_explorer.session.document import SessionData
 
 DEFAULT_SIZES = (4, 16, 64, 256, 1024, 4096)
 HEADS = 8
@@ -260,9 +262,10 @@ def measure(
     """Time (and measure memory of) the engine and the reference for one size and backend."""
     config, inputs = make_case(n)
     heads, stages = ([0], {"weights"}) if one_head else (None, None)
+    data = SessionData(tokens=tuple(f"t{i}" for i in range(n)), config=config, inputs=inputs)
 
     def engine():
-        return compute(inputs, config, backend, heads=heads, stages=stages)
+        return compute_session(data, backend, heads=heads, stages=stages)
 
     if backend.name == "numpy":
 

@@ -148,13 +148,10 @@ def check_engine(state: SelfTest) -> str:
     """The numpy engine runs the example and every unmasked weight row sums to 1."""
     import numpy as np
 
-    from attention_explorer.engine import Backend, compute
+    from attention_explorer.run import compute_session
 
     data = _need(state.data, "no example session")
-    state.trace = trace = compute(
-        data.inputs, data.config, backend=Backend("numpy", "cpu"),
-        tokens=data.tokens, kv_tokens=data.kv_tokens or None,
-    )  # fmt: skip
+    state.trace = trace = compute_session(data, backend="numpy")
     if trace.config.normalizer != "softmax":
         return f"{len(trace.heads)} head(s), {trace.config.normalizer}: row sums not checked"
     rows = [i for i in range(trace.n_queries) if i not in trace.fully_masked_rows]
@@ -231,13 +228,14 @@ def check_torch(state: SelfTest) -> str:
     """
     import numpy as np
 
-    from attention_explorer.engine import Backend, compute, torch_installed
+    from attention_explorer.engine import torch_installed
+    from attention_explorer.run import compute_session
 
     if not torch_installed():
         return "not in this build (numpy engine only)"
     data = _need(state.data, "no example session")
     reference = _need(state.trace, "no numpy trace to compare with")
-    trace = compute(data.inputs, data.config, backend=Backend("torch", "cpu"))
+    trace = compute_session(data, backend="torch", device="cpu")
     for head in trace.heads:
         if not np.allclose(
             trace.stage("weights", head), reference.stage("weights", head), atol=1e-5

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from attention_explorer import bench_gui
+from attention_explorer import bench_gui, bench_gui_window
 
 
 def _table(lines: list[str], header: tuple[str, ...]) -> list[list[str]]:
@@ -64,6 +64,31 @@ def test_quick_run_prints_both_tables(qapp, capsys):
         _check_times(cells)
         assert cells["<= 100 ms"] == ("yes" if float(cells["med ms"]) <= 100 else "no")
     assert any(line.startswith("largest n repainting within 100 ms") for line in lines)
+    # the last line, numbers only; the quick sizes measure neither n = 64 nor n = 4096
+    summary = re.fullmatch(
+        r"summary: p95_n64_ms=(\S+) median_n4096_ms=(\S+) largest_n_100ms=(\d+) "
+        r"peak_mb_n4096=(\S+)",
+        lines[-1],
+    )
+    assert summary is not None, lines[-1]
+    assert summary.group(1) == summary.group(2) == summary.group(4) == "-1"
+
+
+def test_summary_line_reads_the_n64_and_n4096_cases():
+    def case(n, totals):
+        result = bench_gui.CaseResult(n, 8, 64, worker=False, selected_head_only=False)
+        result.edits = [bench_gui_window.EditTiming(t, t, 0.0, 0.0) for t in totals]
+        return result
+
+    results = {
+        (64, 8, 64): case(64, [0.010, 0.012, 0.030]),
+        (4096, 8, 64): case(4096, [0.5, 0.7, 0.9]),
+    }
+    line = bench_gui.summary_line(results, 512, {64: 300.0, 4096: 1234.4})
+    assert (
+        line
+        == "summary: p95_n64_ms=30.0 median_n4096_ms=700.0 largest_n_100ms=512 peak_mb_n4096=1234"
+    )
 
 
 def test_sweep_option_chooses_the_sizes(qapp, capsys):
@@ -73,7 +98,7 @@ def test_sweep_option_chooses_the_sizes(qapp, capsys):
 
 
 def test_session_has_the_asked_sizes():
-    session = bench_gui.make_session(12, 4, 16)
+    session = bench_gui_window.make_session(12, 4, 16)
     assert len(session.tokens) == 12 and session.config.heads == 4
     assert session.inputs.X.shape == (12, 16)
     assert session.inputs.W_Q.shape == (16, 16)

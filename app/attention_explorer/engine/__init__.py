@@ -8,20 +8,28 @@ from attention_explorer.engine.backend import (
 )
 from attention_explorer.engine.compute import compute
 from attention_explorer.engine.config import AttentionConfig, divisors
-from attention_explorer.engine.errors import AttentionInputError
+from attention_explorer.engine.errors import AttentionInputError, ComputeOverflow
 from attention_explorer.engine.explain import CellExplanation, explain
 from attention_explorer.engine.inputs import AttentionInputs, validate_inputs
-from attention_explorer.engine.trace import ALL_STAGES, PER_HEAD_STAGES, SQUARE_STAGES, Trace
+from attention_explorer.engine.trace import (
+    ALL_STAGES,
+    PER_HEAD_STAGES,
+    SHARED_STAGES,
+    SQUARE_STAGES,
+    Trace,
+)
 
 __all__ = [
     "ALL_STAGES",
     "PER_HEAD_STAGES",
+    "SHARED_STAGES",
     "SQUARE_STAGES",
     "AttentionConfig",
     "AttentionInputError",
     "AttentionInputs",
     "Backend",
     "CellExplanation",
+    "ComputeOverflow",
     "Trace",
     "available_backends",
     "compute",

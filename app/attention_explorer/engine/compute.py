@@ -1,29 +1,31 @@
-"""compute(): the whole attention pipeline, written once against the Python array API.
+"""compute(): the whole attention pipeline, strung together from the steps in ``steps.py``.
 
-    scores  = Q K^T                                  [s, n, m]
-    scaled  = scores * scale / temperature           [s, n, m]
-    masked  = scaled where the mask allows, else -inf
-    weights = normalizer(masked) over keys           softmax | sparsemax | sigmoid
-    head    = weights V                              [s, n, d_v]
-    concat  = [head_0 | head_1 | ... ]               [n, h*d_v]
-    output  = concat W_O (+ b_O)                     [n, d_out]
+    X_pos   = X + P (with positional encoding on)     [n, d_model]
+    Q, K, V = project, split heads                    [s, n|m, d]
+    scaled  = score, scale                            [s, n, m]
+    masked  = mask                                    [s, n, m]
+    weights = normalise                               [s, n, m]
+    head    = combine                                 [s, n, d_v]
+    concat, output                                    [n, h*d_v], [n, d_out]
 
-The same lines run on numpy and on torch (cpu, cuda, mps) through array_api_compat.
+The same lines run on numpy and on torch (cpu, cuda, mps) through array_api_compat. A float32
+overflow anywhere raises :class:`ComputeOverflow`; :func:`compute` redoes the pass in float64.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
+from attention_explorer.engine import steps
 from attention_explorer.engine.backend import ArrayLib, Backend
 from attention_explorer.engine.config import AttentionConfig
-from attention_explorer.engine.errors import AttentionInputError
+from attention_explorer.engine.errors import AttentionInputError, ComputeOverflow
 from attention_explorer.engine.inputs import AttentionInputs, resolve_config, validate_inputs
 from attention_explorer.engine.mask import allowed_mask
-from attention_explorer.engine.normalizers import normalize
 from attention_explorer.engine.positional import positional_table
 from attention_explorer.engine.trace import ALL_STAGES, PER_HEAD_STAGES, SQUARE_STAGES, Trace
 
@@ -55,30 +57,70 @@ def compute(
     backend = backend or Backend()
     config = resolve_config(config, inputs)
     n, m = validate_inputs(config, inputs)
-    keep = _stage_set(stages)
-    selected = _head_list(heads, config.heads)
+    plan = _plan(config, _stage_set(stages), _head_list(heads, config.heads), n, m)
     started = time.perf_counter()
     lib = ArrayLib(backend, dtype)
-    with np.errstate(over="ignore", invalid="ignore"):  # overflow is detected and redone below
-        trace = _run(inputs, config, lib, n, m, selected, keep)
-    if trace.notes == ("overflow",):
-        trace = _run(inputs, config, ArrayLib(backend, "float64"), n, m, selected, keep)
-        if trace.notes == ("overflow",):  # pragma: no cover - inputs are capped at 1e30
-            raise AttentionInputError("inputs", "values are too large to multiply even in float64")
-        trace.notes = (
-            f"values overflowed {dtype}; this pass was computed in float64 to stay finite",
-        )
-    trace.seconds = time.perf_counter() - started
-    trace.tokens = _labels(tokens, n, "t")
-    trace.kv_tokens = _labels(kv_tokens if config.attention == "cross" else tokens, m, "t")
-    trace.dtype = dtype if not trace.notes else "float64"
-    return trace
+    notes: tuple[str, ...] = ()
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is detected, then redone
+        try:
+            kept, fully_masked = _run(inputs, config, lib, n, m, plan)
+        except ComputeOverflow:
+            notes = (
+                f"values overflowed {dtype}; this pass was computed in float64 to stay finite",
+            )
+            try:
+                kept, fully_masked = _run(inputs, config, ArrayLib(backend, "float64"), n, m, plan)
+            except ComputeOverflow as exc:  # pragma: no cover - inputs are capped at 1e30
+                raise AttentionInputError(
+                    "inputs", f"values are too large even for float64 ({exc})"
+                ) from None
+    return Trace(
+        config=config,
+        inputs=inputs,
+        backend=backend,
+        dtype="float64" if notes else dtype,
+        heads=plan.selected,
+        tokens=_labels(tokens, n),
+        kv_tokens=_labels(kv_tokens if config.attention == "cross" else tokens, m),
+        stages=kept,
+        fully_masked_rows=fully_masked,
+        notes=notes,
+        scale=config.scale_value(),
+        seconds=time.perf_counter() - started,
+    )
 
 
-def _labels(given: Sequence[str] | None, count: int, prefix: str) -> tuple[str, ...]:
+@dataclass(frozen=True)
+class _Plan:
+    """What one pass computes and keeps."""
+
+    keep: frozenset[str]  #: stage names to keep
+    selected: tuple[int, ...]  #: query heads whose per-head stages are kept
+    run_heads: tuple[int, ...]  #: query heads computed (all of them for concat/output)
+    need_all: bool  #: concat or output asked for
+    need_head_outputs: bool  #: weights V is needed
+    need_v: bool  #: V is projected
+    per_chunk: int  #: heads per chunk of the [c, n, m] work
+
+
+def _plan(config: AttentionConfig, keep: frozenset[str], selected, n: int, m: int) -> _Plan:
+    need_all = bool({"concat", "output"} & keep)
+    need_head_outputs = need_all or "head_outputs" in keep
+    run_heads = tuple(range(config.heads)) if need_all else selected
+    if run_heads == selected and keep & set(SQUARE_STAGES):
+        # Every head's [n, m] stages are kept anyway: chunking would save little memory and
+        # cost a concatenating copy of each kept stage.
+        per_chunk = len(run_heads)
+    else:
+        per_chunk = max(1, CHUNK_ELEMENTS // max(1, n * m))
+    need_v = need_head_outputs or "V" in keep
+    return _Plan(keep, selected, run_heads, need_all, need_head_outputs, need_v, per_chunk)
+
+
+def _labels(given: Sequence[str] | None, count: int) -> tuple[str, ...]:
     if given is not None and len(given) == count:
         return tuple(str(t) for t in given)
-    return tuple(f"{prefix}{i}" for i in range(count))
+    return tuple(f"t{i}" for i in range(count))
 
 
 def _stage_set(stages: Iterable[str] | None) -> frozenset[str]:
@@ -105,175 +147,140 @@ def _head_list(heads: Iterable[int] | None, count: int) -> tuple[int, ...]:
     return chosen
 
 
-def _project(
-    lib: ArrayLib,
-    config: AttentionConfig,
-    inputs: AttentionInputs,
-    n: int,
-    m: int,
-    heads,
-    need_v: bool = True,
-):
-    """Q, K, V ``[s, n|m, d]`` for the query heads in ``heads``, and X, X_kv as used.
-
-    V is None when ``need_v`` is False (weights only: no values needed).
-    """
-    xp = lib.xp
-    h, dk, dv = config.heads, config.head_dim, config.value_dim
-    group = config.heads // config.n_kv_heads
-    kv_of = [q // group for q in heads]  # key/value head serving each query head
+def _run(inputs, config, lib: ArrayLib, n: int, m: int, plan: _Plan):
+    """One pass in ``lib``'s dtype: (stages as numpy arrays, fully masked rows)."""
+    kept: dict[str, np.ndarray | None] = dict.fromkeys(ALL_STAGES)
     if config.mode == "direct":
-        Q = lib.asarray(inputs.Q[list(heads)])  # [s, n, d_k]
-        K = lib.asarray(inputs.K[kv_of])  # [s, m, d_k]
-        V = lib.asarray(inputs.V[kv_of])  # [s, m, d_v]
-        return None, None, Q, K, V
-    X = inputs.X
-    pe = positional_table(config.positional, max(n, m), config.d_model, config.positional_seed)
-    if pe is not None:
-        X = X + pe[:n]  # [n, d_model]
-    X_kv = inputs.X_kv if config.attention == "cross" else None
-    if X_kv is not None and pe is not None:
-        X_kv = X_kv + pe[:m]  # [m, d_model]
-    Xq = lib.asarray(X)  # [n, d_model]
-    Xk = lib.asarray(X_kv) if X_kv is not None else Xq  # [m, d_model]
-
-    def heads_of(W, b, width, which, source, rows):
-        # Keep only the columns of the needed heads before multiplying (cheap for long n).
-        first = which[0]
-        if list(which) == list(range(first, first + len(which))):  # consecutive heads: a view
-            cols = slice(first * width, (first + len(which)) * width)
-            W_part, b_part = W[:, cols], (None if b is None else b[cols])
-        else:
-            cols = (np.asarray(which)[:, None] * width + np.arange(width)).reshape(-1)  # [s*width]
-            W_part, b_part = W[:, cols], (None if b is None else b[cols])
-        out = xp.matmul(source, lib.asarray(W_part))  # [rows, s*width]
-        if b_part is not None:
-            out = out + lib.asarray(b_part)
-        out = xp.reshape(out, (rows, len(which), width))  # [rows, s, width]
-        return xp.permute_dims(out, (1, 0, 2))  # [s, rows, width]
-
-    Q = heads_of(inputs.W_Q, inputs.b_Q, dk, list(heads), Xq, n)
-    K = heads_of(inputs.W_K, inputs.b_K, dk, kv_of, Xk, m)
-    V = heads_of(inputs.W_V, inputs.b_V, dv, kv_of, Xk, m) if need_v else None
-    del h
-    return Xq, (Xk if X_kv is not None else None), Q, K, V
+        Q, K, V = _typed_heads(lib, config, inputs, plan)
+    else:
+        Q, K, V = _projected_heads(lib, config, inputs, n, m, plan, kept)
+    steps.require_finite(
+        lib.xp, "the projections Q, K, V", *(a for a in (Q, K, V) if a is not None)
+    )
+    allowed = allowed_mask(config, n, m)  # [n, m] bool
+    fully_masked = tuple(int(i) for i in np.flatnonzero(~allowed.any(axis=1)))
+    if "mask" in plan.keep:
+        kept["mask"] = allowed
+    head_outputs = _attend(lib, config, Q, K, V, allowed, bool(fully_masked), plan, kept)
+    if plan.need_all:
+        _concat_and_output(lib, config, inputs, head_outputs, plan, kept)
+    return kept, fully_masked
 
 
-def _all_finite(xp, *arrays) -> bool:
-    """True when every value of every array is finite."""
-    return all(bool(xp.all(xp.isfinite(a))) for a in arrays)
+def _kv_heads(config: AttentionConfig, heads: Sequence[int]) -> list[int]:
+    """The key/value head serving each query head (grouped-query attention)."""
+    group = config.heads // config.n_kv_heads
+    return [q // group for q in heads]
 
 
-def _scores_cannot_overflow(lib: ArrayLib, Q, K, factor: float, n: int, m: int) -> bool:
-    """True when no score, scaled score or normalizer sum can overflow the dtype.
+def _typed_heads(lib: ArrayLib, config, inputs, plan: _Plan):
+    """Direct mode: the typed Q ``[s, n, d_k]``, K ``[s, m, d_k]``, V ``[s, m, d_v]``."""
+    kv = _kv_heads(config, plan.run_heads)
+    Q = lib.asarray(inputs.Q[list(plan.run_heads)])  # [s, n, d_k]
+    K = lib.asarray(inputs.K[kv])  # [s, m, d_k]
+    V = lib.asarray(inputs.V[kv]) if plan.need_v else None  # [s, m, d_v]
+    return Q, K, V
 
-    |q . k| <= d_k max|q| max|k|, and the normalizers add at most max(n, m) such values; while
-    that stays below a quarter of the dtype's largest number, the [n, m] finiteness check
-    (a full extra pass over every score) is not needed.
+
+def _projected_heads(lib: ArrayLib, config, inputs, n: int, m: int, plan: _Plan, kept: dict):
+    """Projection mode: add positions, then project and split Q, K, V per head.
+
+    Keeps X (as typed), positions P, X_pos = X + P and X_kv in ``kept`` when asked for.
+    """
+    P = positional_table(config.positional, max(n, m), config.d_model, config.positional_seed)
+    X_pos = inputs.X if P is None else inputs.X + P[:n]  # [n, d_model]
+    Xq = lib.asarray(X_pos)  # [n, d_model]
+    Xk = Xq  # [m, d_model]
+    if config.attention == "cross":
+        X_kv = inputs.X_kv if P is None else inputs.X_kv + P[:m]  # [m, d_model]
+        Xk = lib.asarray(X_kv)
+        if "X_kv" in plan.keep:
+            kept["X_kv"] = lib.to_numpy(Xk)
+    if "X" in plan.keep:  # [n, d_model], as typed
+        kept["X"] = lib.to_numpy(Xq if P is None else lib.asarray(inputs.X))
+    if P is not None and "positions" in plan.keep:
+        kept["positions"] = lib.to_numpy(lib.asarray(P[:n]))  # [n, d_model]
+    if P is not None and "X_pos" in plan.keep:
+        kept["X_pos"] = lib.to_numpy(Xq)  # [n, d_model], what the projections read
+    kv = _kv_heads(config, plan.run_heads)
+    dk, dv = config.head_dim, config.value_dim
+
+    def heads_of(W, b, which, width, source):
+        W_part, b_part = steps.head_columns(W, b, which, width)
+        flat = steps.project(lib, source, W_part, b_part)  # [rows, s*width]
+        return steps.split_heads(lib.xp, flat, len(which), width)  # [s, rows, width]
+
+    Q = heads_of(inputs.W_Q, inputs.b_Q, list(plan.run_heads), dk, Xq)  # [s, n, d_k]
+    K = heads_of(inputs.W_K, inputs.b_K, kv, dk, Xk)  # [s, m, d_k]
+    V = heads_of(inputs.W_V, inputs.b_V, kv, dv, Xk) if plan.need_v else None  # [s, m, d_v]
+    return Q, K, V
+
+
+def _attend(lib: ArrayLib, config, Q, K, V, allowed_np, any_fully_masked, plan: _Plan, kept):
+    """Score, scale, mask, normalise and combine, a chunk of heads at a time.
+
+    Stores the kept per-head stages in ``kept``; returns the head outputs per chunk
+    (``[c, n, d_v]`` each, empty when not needed).
     """
     xp = lib.xp
-    limit = float(xp.finfo(lib.dtype).max) / (4 * max(n, m, 1))
-    bound = Q.shape[-1] * float(xp.max(xp.abs(Q))) * float(xp.max(xp.abs(K))) * max(1.0, factor)
-    return bound <= limit  # False for inf and nan too
-
-
-def _run(inputs, config, lib: ArrayLib, n: int, m: int, selected, keep) -> Trace:
-    xp = lib.xp
-    needs_all = bool({"concat", "output"} & keep)
-    needs_heads = needs_all or "head_outputs" in keep
-    run_heads = tuple(range(config.heads)) if needs_all else selected
-    need_v = needs_heads or "V" in keep
-    X, X_kv, Q, K, V = _project(lib, config, inputs, n, m, run_heads, need_v)
-    if not _all_finite(
-        xp, Q, K, *([V] if need_v else [])
-    ):  # projections of inputs near 1e30 can overflow float32
-        return _overflow_trace(config, lib)
-    allowed_np = allowed_mask(config, n, m)  # [n, m] bool
-    fully_masked = tuple(int(i) for i in np.flatnonzero(~allowed_np.any(axis=1)))
+    n, m = allowed_np.shape
     allowed = lib.asbool(allowed_np)  # [n, m]
-    # torch can hide keys in place when the scaled stage is not kept (no [n, m] allocation)
-    in_place = lib.backend.name == "torch" and "scaled" not in keep
+    # keys are hidden in place when the scaled stage is not kept (no new [c, n, m] array)
+    in_place = "scaled" not in plan.keep
     hidden = lib.asbool(~allowed_np) if in_place else None  # [n, m]
     factor = config.scale_value() / config.temperature
-    check_each = not _scores_cannot_overflow(lib, Q, K, factor, n, m)
-    kept = {name: [] for name in PER_HEAD_STAGES if name in keep}
-    outputs = []
-    if run_heads == selected and keep & set(SQUARE_STAGES):
-        # Every head's [n, m] stages are kept anyway: chunking would save little memory and
-        # cost a concatenating copy of each kept stage.
-        per_chunk = len(run_heads)
-    else:
-        per_chunk = max(1, CHUNK_ELEMENTS // max(1, n * m))
-    for start in range(0, len(run_heads), per_chunk):
-        part = slice(start, start + per_chunk)
-        q, k = Q[part], K[part]  # [c, n, d_k], [c, m, d_k]
-        v = V[part] if need_v else None  # [c, m, d_v]
-        if "scores" in kept:
-            scores = xp.matmul(q, xp.permute_dims(k, (0, 2, 1)))  # [c, n, m]
-            scaled = scores * factor  # [c, n, m]
+    check_each = not steps.scores_cannot_overflow(lib, Q, K, factor, n, m)
+    parts: dict[str, list] = {name: [] for name in PER_HEAD_STAGES if name in plan.keep}
+    head_outputs = []
+    for start in range(0, len(plan.run_heads), plan.per_chunk):
+        chunk = slice(start, start + plan.per_chunk)
+        q, k = Q[chunk], K[chunk]  # [c, n, d_k], [c, m, d_k]
+        v = V[chunk] if V is not None else None  # [c, m, d_v]
+        if "scores" in parts:
+            scores = steps.score(xp, q, k)  # [c, n, m]
+            scaled = steps.scale(scores, factor)  # [c, n, m]
         else:  # scores not kept: fold the factor into q, saving a pass over [c, n, m]
-            scores = None
-            scaled = xp.matmul(q * factor, xp.permute_dims(k, (0, 2, 1)))  # [c, n, m]
-        if check_each and not _all_finite(xp, scaled):
-            return _overflow_trace(config, lib)
-        if in_place:
-            masked = scaled.masked_fill_(hidden, -np.inf)  # [c, n, m], scaled is not kept
-        else:
-            masked = xp.where(allowed, scaled, -xp.inf)  # [c, n, m]
-        weights = normalize(xp, config.normalizer, masked, allowed if fully_masked else None)
-        if check_each and not _all_finite(xp, weights):
-            return _overflow_trace(config, lib)
+            scores, scaled = None, steps.scaled_score(xp, q, k, factor)
+        if check_each:
+            steps.require_finite(xp, "the scaled scores", scaled)
+        masked = steps.mask(xp, scaled, allowed, hidden)  # [c, n, m]
+        weights = steps.normalise(
+            xp, config.normalizer, masked, allowed if any_fully_masked else None
+        )  # [c, n, m]
+        if check_each:
+            steps.require_finite(xp, "the weights", weights)
         head_out = None
-        if needs_heads:
-            head_out = xp.matmul(weights, v)  # [c, n, d_v]
-            if not _all_finite(xp, head_out):
-                return _overflow_trace(config, lib)
-            outputs.append(head_out)
-        chunk_heads = run_heads[part]
-        rows = [i for i, hd in enumerate(chunk_heads) if hd in selected]
-        values = {"Q": q, "K": k, "V": v, "scores": scores, "scaled": scaled, "masked": masked,
-                  "weights": weights, "head_outputs": head_out}  # fmt: skip
-        for name, value in values.items():
-            if name in kept and rows:
-                kept[name].append(value if len(rows) == len(chunk_heads) else value[rows])
+        if plan.need_head_outputs:
+            head_out = steps.combine(xp, weights, v)  # [c, n, d_v]
+            steps.require_finite(xp, "the head outputs", head_out)
+            head_outputs.append(head_out)
+        values = {"Q": q, "K": k, "V": v, "scores": scores, "scaled": scaled,
+                  "masked": masked, "weights": weights, "head_outputs": head_out}  # fmt: skip
+        _keep_heads(parts, values, plan.run_heads[chunk], plan.selected)
         del scores, scaled, masked, weights, head_out, values
-    stages: dict[str, np.ndarray | None] = {name: None for name in ALL_STAGES}
-    for name in list(kept):
-        parts = kept.pop(name)  # dropped as soon as joined, so no stage is held twice for long
-        stages[name] = lib.to_numpy(parts[0] if len(parts) == 1 else xp.concat(parts, axis=0))
-        del parts
-    if "X" in keep and X is not None:
-        stages["X"] = lib.to_numpy(X)
-    if "X_kv" in keep and X_kv is not None:
-        stages["X_kv"] = lib.to_numpy(X_kv)
-    if "mask" in keep:
-        stages["mask"] = allowed_np
-    if needs_all:
-        heads_all = xp.concat(outputs, axis=0) if len(outputs) > 1 else outputs[0]  # [h, n, d_v]
-        concat = xp.reshape(xp.permute_dims(heads_all, (1, 0, 2)), (n, -1))  # [n, h*d_v]
-        if "concat" in keep:
-            stages["concat"] = lib.to_numpy(concat)
-        if "output" in keep and inputs.W_O is not None and config.use_output_projection:
-            out = xp.matmul(concat, lib.asarray(inputs.W_O))  # [n, d_out]
-            if inputs.b_O is not None:
-                out = out + lib.asarray(inputs.b_O)
-            if not _all_finite(xp, out):
-                return _overflow_trace(config, lib)
-            stages["output"] = lib.to_numpy(out)
-    return Trace(
-        config=config,
-        inputs=inputs,
-        backend=lib.backend,
-        dtype=str(lib.dtype).replace("torch.", ""),
-        heads=selected,
-        tokens=(),
-        kv_tokens=(),
-        stages=stages,
-        fully_masked_rows=fully_masked,
-        scale=config.scale_value(),
-    )
+    for name in list(parts):
+        chunks = parts.pop(name)  # dropped as soon as joined, so no stage is held twice for long
+        kept[name] = lib.to_numpy(chunks[0] if len(chunks) == 1 else xp.concat(chunks, axis=0))
+        del chunks
+    return head_outputs
 
 
-def _overflow_trace(config: AttentionConfig, lib: ArrayLib) -> Trace:
-    return Trace(config=config, inputs=None, backend=lib.backend, dtype="", heads=(), tokens=(),
-                 kv_tokens=(), notes=("overflow",))  # fmt: skip
+def _keep_heads(parts: dict[str, list], values: dict, chunk_heads, selected) -> None:
+    """Append the selected heads' rows of each kept stage of one chunk to ``parts``."""
+    rows = [i for i, head in enumerate(chunk_heads) if head in selected]
+    if not rows:
+        return
+    for name, chunk in parts.items():
+        value = values[name]
+        chunk.append(value if len(rows) == len(chunk_heads) else value[rows])
+
+
+def _concat_and_output(lib: ArrayLib, config, inputs, head_outputs, plan: _Plan, kept) -> None:
+    """Concatenate every head's output and apply W_O, keeping what was asked for."""
+    joined = steps.concat(lib.xp, head_outputs)  # [n, h*d_v]
+    if "concat" in plan.keep:
+        kept["concat"] = lib.to_numpy(joined)
+    if "output" in plan.keep and inputs.W_O is not None and config.use_output_projection:
+        out = steps.output(lib, joined, inputs.W_O, inputs.b_O)  # [n, d_out]
+        steps.require_finite(lib.xp, "the output", out)
+        kept["output"] = lib.to_numpy(out)

@@ -1,4 +1,4 @@
-"""The one error type the engine raises for input a person got wrong."""
+"""The engine's errors: the one a person gets for wrong input, and float overflow."""
 
 
 class AttentionInputError(ValueError):
@@ -12,3 +12,15 @@ class AttentionInputError(ValueError):
         super().__init__(f"{field}: {message}")
         self.field = field
         self.message = message
+
+
+class ComputeOverflow(ArithmeticError):
+    """A pass overflowed its dtype (inputs near 1e30 in float32).
+
+    Raised by a step; :func:`attention_explorer.engine.compute` catches it and redoes the
+    pass in float64. ``where`` names the step that overflowed ("projections", "scores", ...).
+    """
+
+    def __init__(self, where: str):
+        super().__init__(f"values overflowed in {where}")
+        self.where = where

@@ -1,37 +1,44 @@
-"""Trace: every named stage of one attention computation, as numpy arrays."""
+"""Trace: every named stage of one attention computation, as numpy arrays, built once.
+
+The stage lists below are read from the stage catalogue (:mod:`attention_explorer.stages`),
+so a stage is declared in one place.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 import numpy as np
 
 from attention_explorer.engine.backend import Backend
 from attention_explorer.engine.config import AttentionConfig
 from attention_explorer.engine.inputs import AttentionInputs
+from attention_explorer.stages import CATALOGUE
 
-#: Stages kept per head, each ``[s, rows, cols]`` for the ``s`` heads in ``Trace.heads``.
-PER_HEAD_STAGES = ("Q", "K", "V", "scores", "scaled", "masked", "weights", "head_outputs")
-#: Stages shared by all heads.
-SHARED_STAGES = ("X", "X_kv", "mask", "concat", "output")
 #: Every stage name, in pipeline order.
-ALL_STAGES = (
-    "X", "X_kv", "Q", "K", "V", "scores", "scaled", "mask", "masked", "weights",
-    "head_outputs", "concat", "output",
-)  # fmt: skip
-#: The stages with one row per query and one column per key.
-SQUARE_STAGES = ("scores", "scaled", "masked", "weights")
+ALL_STAGES = tuple(CATALOGUE)
+#: Stages kept per head, each ``[s, rows, cols]`` for the ``s`` heads in ``Trace.heads``.
+PER_HEAD_STAGES = tuple(name for name, entry in CATALOGUE.items() if entry.per_head)
+#: Stages shared by all heads.
+SHARED_STAGES = tuple(name for name, entry in CATALOGUE.items() if not entry.per_head)
+#: The per-head stages with one row per query and one column per key.
+SQUARE_STAGES = tuple(name for name in PER_HEAD_STAGES if CATALOGUE[name].cols == "keys")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Trace:
-    """The result of :func:`attention_explorer.engine.compute`.
+    """The result of :func:`attention_explorer.engine.compute`; frozen once built.
 
-    Shapes (n queries, m keys, s = len(heads)): ``X [n,d_model]``, ``X_kv [m,d_model]``,
-    ``Q [s,n,d_k]``, ``K [s,m,d_k]``, ``V [s,m,d_v]`` (key/value heads already repeated per
-    query head under grouped-query attention), ``scores``/``scaled``/``masked``/``weights``
-    ``[s,n,m]``, ``mask [n,m]`` (True = may attend), ``head_outputs [s,n,d_v]``,
-    ``concat [n,h*d_v]``, ``output [n,d_out]``. Stages not asked for are None.
+    Shapes (n queries, m keys, s = len(heads)): ``X [n,d_model]`` as typed, with positional
+    encoding on ``positions [n,d_model]`` (P) and ``X_pos [n,d_model]`` (X + P, what the
+    projections read; both None when positions are off), ``X_kv [m,d_model]`` (as the
+    projections read it), ``Q [s,n,d_k]``, ``K [s,m,d_k]``, ``V [s,m,d_v]`` (key/value heads
+    already repeated per query head under grouped-query attention),
+    ``scores``/``scaled``/``masked``/``weights`` ``[s,n,m]``, ``mask [n,m]`` (True = may
+    attend), ``head_outputs [s,n,d_v]``, ``concat [n,h*d_v]``, ``output [n,d_out]``. Stages
+    not asked for are None.
 
     ``masked`` holds -inf where the mask hides a key. A query whose keys are all hidden gets a
     weight row of zeros (as torch's scaled_dot_product_attention does) and is listed in
@@ -45,11 +52,15 @@ class Trace:
     heads: tuple[int, ...]
     tokens: tuple[str, ...]
     kv_tokens: tuple[str, ...]
-    stages: dict[str, np.ndarray | None] = field(default_factory=dict)
+    stages: Mapping[str, np.ndarray | None] = field(default_factory=dict)
     fully_masked_rows: tuple[int, ...] = ()
     notes: tuple[str, ...] = ()
     scale: float = 1.0
     seconds: float = 0.0
+
+    def __post_init__(self) -> None:
+        # A read-only view: no stage can be swapped after the trace is built.
+        object.__setattr__(self, "stages", MappingProxyType(dict(self.stages)))
 
     @property
     def n_queries(self) -> int:
@@ -86,11 +97,11 @@ class Trace:
 
     def row_labels(self, name: str) -> tuple[str, ...]:
         """Labels of the rows of stage ``name`` (query tokens, or key tokens for K/V/X_kv)."""
-        return self.kv_tokens if name in ("K", "V", "X_kv") else self.tokens
+        return self.kv_tokens if CATALOGUE[name].rows == "keys" else self.tokens
 
     def col_labels(self, name: str) -> tuple[str, ...]:
         """Labels of the columns of stage ``name``: key tokens for score-like stages, else dims."""
-        if name in SQUARE_STAGES or name == "mask":
+        if CATALOGUE[name].cols == "keys":
             return self.kv_tokens
         width = self.stage(name, self.heads[0] if self.heads else 0).shape[-1]
         return tuple(str(i) for i in range(width))

@@ -7,12 +7,14 @@ older request are dropped. Views connect to ``updated`` and read ``trace``.
 
 from __future__ import annotations
 
+import gc
 import time
 
 from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
 
-from attention_explorer.engine import AttentionInputError, Trace, compute
+from attention_explorer.engine import AttentionInputError, Trace
 from attention_explorer.engine.trace import ALL_STAGES
+from attention_explorer.run import compute_session
 from attention_explorer.session.model import COMPUTE_FIELDS, Session
 
 #: Above this many score cells (heads x n x m) a pass goes to the worker thread.
@@ -21,6 +23,20 @@ WORKER_THRESHOLD = 256 * 256 * 4
 SELECTED_HEAD_ONLY_THRESHOLD = 1024 * 1024 * 8
 #: The stages a head-limited pass keeps: everything but concat and output (they need all heads).
 HEAD_LIMITED_STAGES = tuple(s for s in ALL_STAGES if s not in ("concat", "output"))
+
+_startup_frozen = False
+
+
+def _freeze_startup_objects() -> None:
+    """Once per process, after the first trace is shown: ``gc.freeze()``.
+
+    Every object alive then (modules, widgets, the views' items) leaves the collector's sight,
+    so later full collections walk only what edits create.
+    """
+    global _startup_frozen
+    if not _startup_frozen:
+        _startup_frozen = True
+        gc.freeze()
 
 
 class _Worker(QObject):
@@ -89,21 +105,25 @@ class LiveTrace(QObject):
             return trace
         return self._job(all_heads=True)()
 
+    def pass_options(self, all_heads: bool = False):
+        """``(heads, stages)`` the next pass asks the engine for; None means all.
+
+        Above :data:`SELECTED_HEAD_ONLY_THRESHOLD` only the selected head is computed, without
+        concat and output (they need every head; exports ask for them through full_trace()).
+        """
+        if all_heads or not self._head_limited():
+            return None, None
+        s = self.session
+        return [min(s.selected_head, s.config.heads - 1)], HEAD_LIMITED_STAGES
+
     def _job(self, all_heads: bool = False):
         s = self.session
         data = s.data()
         backend, dtype = s.backend, s.dtype
-        limited = self._head_limited() and not all_heads
-        heads = [min(s.selected_head, data.config.heads - 1)] if limited else None
-        # concat and W_O need every head, so a head-limited pass leaves them out; exports ask
-        # for them through full_trace().
-        stages = HEAD_LIMITED_STAGES if limited else None
+        heads, stages = self.pass_options(all_heads)
 
         def job() -> Trace:
-            return compute(
-                data.inputs, data.config, backend=backend, dtype=dtype, heads=heads, stages=stages,
-                tokens=data.tokens, kv_tokens=data.kv_tokens or None,
-            )  # fmt: skip
+            return compute_session(data, backend, dtype=dtype, heads=heads, stages=stages)
 
         return job
 
@@ -159,6 +179,7 @@ class LiveTrace(QObject):
         self.error = None
         self.trace = trace
         self.updated.emit(trace)
+        _freeze_startup_objects()
 
     def shutdown(self) -> None:
         """Stop the worker thread (call before the window closes)."""

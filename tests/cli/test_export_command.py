@@ -3,14 +3,13 @@
 import os
 import subprocess
 import sys
-from argparse import ArgumentParser
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from attention_explorer.cli import main
 from attention_explorer.export import read_csv_matrix
-from attention_explorer.export.command import add_export_parser, run_export
 from attention_explorer.export.qt_app import needs_offscreen
 
 SAMPLE = str(Path(__file__).parents[1] / "sample_session.json")
@@ -24,20 +23,23 @@ def _headless_env() -> dict:
 
 
 def _run(*args: str) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "attention_explorer.export.command", *args]
-    return subprocess.run(command, env=_headless_env(), capture_output=True, text=True,
-                          timeout=120)  # fmt: skip
+    command = [sys.executable, "-m", "attention_explorer", "export", *args]
+    return subprocess.run(command, env=_headless_env(), capture_output=True, text=True, timeout=120)
 
 
 def test_command_works_with_no_display(tmp_path):
     out = tmp_path / "out"
-    result = _run(SAMPLE, "--stage", "weights,scores", "--head", "all", "--format",
-                  "png,svg,pdf,csv", "--out", str(out), "--size", "640x480")  # fmt: skip
+    result = _run(
+        *(SAMPLE, "--stage", "weights,scores", "--head", "all", "--format", "png,svg,pdf,csv"),
+        *("--out", str(out), "--size", "640x480"),
+    )
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr and "error" not in result.stderr.lower()
     names = sorted(p.name for p in out.iterdir())
-    assert names == sorted(f"{s}_head0.{f}" for s in ("weights", "scores")
-                           for f in ("png", "svg", "pdf", "csv"))  # fmt: skip
+    expected = [
+        f"{s}_head0.{f}" for s in ("weights", "scores") for f in ("png", "svg", "pdf", "csv")
+    ]
+    assert names == sorted(expected)
     assert sorted(Path(line).name for line in result.stdout.split()) == names
     png = (out / "weights_head0.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
@@ -68,34 +70,30 @@ def test_command_errors_are_one_line_and_leave_nothing(tmp_path, args, message):
 
 
 def test_command_refuses_a_missing_parent_folder(tmp_path, capsys):
-    args = _parse([SAMPLE, "--out", str(tmp_path / "a" / "b")])
-    assert run_export(args) == 2
+    assert _export([SAMPLE, "--out", str(tmp_path / "a" / "b")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "does not exist" in err
     assert list(tmp_path.iterdir()) == []
 
 
 def test_command_needs_a_source(capsys):
-    assert run_export(_parse([])) == 2
+    assert _export([]) == 2
     assert "give a session file or --example" in capsys.readouterr().err
 
 
 def test_command_missing_session_file(tmp_path, capsys):
-    assert run_export(_parse([str(tmp_path / "none.json"), "--out", str(tmp_path)])) == 2
+    assert _export([str(tmp_path / "none.json"), "--out", str(tmp_path)]) == 2
     assert "does not exist" in capsys.readouterr().err
 
 
 def test_command_npz_and_grid_in_process(tmp_path, capsys):
-    args = _parse([SAMPLE, "--format", "npz,png", "--grid", "--out", str(tmp_path),
-                   "--size", "400x300"])  # fmt: skip
-    assert run_export(args) == 0
+    args = [SAMPLE, "--format", "npz,png", "--grid", "--out", str(tmp_path), "--size", "400x300"]
+    assert _export(args) == 0
     names = sorted(p.name for p in tmp_path.iterdir())
     assert names == ["trace.npz", "weights_grid.png", "weights_head0.png"]
 
 
 def test_cli_dispatches_export(tmp_path):
-    from attention_explorer.cli import main
-
     assert main(["export", SAMPLE, "--format", "csv", "--out", str(tmp_path)]) == 0
     assert (tmp_path / "weights_head0.csv").is_file()
 
@@ -108,7 +106,5 @@ def test_offscreen_only_without_a_display():
     assert not needs_offscreen({}, "darwin") and not needs_offscreen({}, "win32")
 
 
-def _parse(argv):
-    parser = ArgumentParser(prog="attention-explorer")
-    add_export_parser(parser.add_subparsers(dest="command"))
-    return parser.parse_args(["export", *argv])
+def _export(argv) -> int:
+    return main(["export", *argv])

@@ -1,0 +1,218 @@
+"""The public Python API, re-exported lazily by ``import attention_explorer as ae``.
+
+    import attention_explorer as ae
+
+    s = ae.example("i-love-pizza")             # or ae.load("my.json"); ae.examples() lists all
+    s = ae.resize(s, tokens=6, heads=2)        # a new session; the old one is unchanged
+    t = ae.compute(s)                          # a Trace of numpy arrays
+    t["weights"].shape                         # (heads, n, m)
+    print(ae.explain(t, "weights", 0, 2, 1).text())  # the arithmetic behind one cell
+    ae.export(t, "weights_head0.png", stage="weights", head=0)
+    ae.save(s, "mine.json")
+    ae.show(s)                                 # the window
+
+The command line and the window call these same functions. Nothing here imports Qt until
+:func:`show` (or a picture export) needs it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from attention_explorer.engine import CellExplanation, Trace
+from attention_explorer.run import compute_session
+from attention_explorer.session.document import SessionData
+from attention_explorer.session.examples import ExampleInfo
+
+#: The key of the session the window starts with, listed and loaded like an example.
+STARTER = "starter"
+
+
+def _data(session) -> SessionData:
+    """The SessionData of a SessionData or an evented Session."""
+    return session.data() if callable(getattr(session, "data", None)) else session
+
+
+def load(path: str | os.PathLike) -> SessionData:
+    """Read a session file; SessionFileError (one line, naming the field) if it is invalid."""
+    from attention_explorer.session.file_format import load_session
+
+    return load_session(path)
+
+
+def save(session, path: str | os.PathLike) -> Path:
+    """Write ``session`` (SessionData or Session) to ``path`` as a session file; return the path."""
+    from attention_explorer.session.file_format import save_session
+
+    return save_session(path, _data(session))
+
+
+def _starter_info() -> ExampleInfo:
+    from attention_explorer.session.starter import starter_session
+
+    data = starter_session()
+    return ExampleInfo(key=STARTER, title=data.name, group="Start here", summary=data.description)
+
+
+def examples() -> list[ExampleInfo]:
+    """The starter, then every worked example in menu order (key, title, group, summary)."""
+    from attention_explorer.session.examples import list_examples
+
+    return [_starter_info(), *list_examples()]
+
+
+def example(name: str) -> SessionData:
+    """The starter (``"starter"``) or worked example ``name``; KeyError lists the known names."""
+    if name == STARTER:
+        from attention_explorer.session.starter import starter_session
+
+        return starter_session()
+    from attention_explorer.session.examples import load_example
+
+    try:
+        return load_example(name)
+    except KeyError:
+        known = ", ".join(info.key for info in examples())
+        raise KeyError(f"no worked example named {name!r}; known examples: {known}") from None
+
+
+def resize(
+    session,
+    *,
+    tokens: int | None = None,
+    kv_tokens: int | None = None,
+    heads: int | None = None,
+    d_model: int | None = None,
+    d_k: int | None = None,
+    kv_heads: int | None = None,
+) -> SessionData:
+    """A new session with some sizes changed; numbers that still fit are kept.
+
+    New rows and columns get seeded values (the same change always gives the same numbers).
+    ``kv_tokens`` is the key/value sequence length of cross-attention. Raises
+    AttentionInputError naming the size and what would fit.
+    """
+    from attention_explorer.session import resize as sizes
+
+    data = _data(session)
+    if d_model is not None:
+        data = sizes.set_d_model(data, d_model)
+    if heads is not None:
+        data = sizes.set_heads(data, heads)
+    if d_k is not None:
+        data = sizes.set_head_dim(data, d_k)
+    if kv_heads is not None:
+        data = _set_kv_heads(data, kv_heads)
+    if tokens is not None:
+        data = sizes.set_token_count(data, tokens)
+    if kv_tokens is not None:
+        data = sizes.set_key_token_count(data, kv_tokens)
+    data.config.validate(len(data.tokens), len(data.key_tokens))
+    return data
+
+
+def _set_kv_heads(data: SessionData, kv_heads: int) -> SessionData:
+    """Grouped-query attention: ``kv_heads`` key/value heads shared by the query heads."""
+    from attention_explorer.engine import AttentionInputError
+    from attention_explorer.session.resize import _fit_heads, fit
+
+    config, inputs = data.config, data.inputs
+    if kv_heads < 1 or config.heads % kv_heads:
+        raise AttentionInputError(
+            "kv_heads", f"{kv_heads} must divide the {config.heads} query heads"
+        )
+    new = config.with_changes(kv_heads=kv_heads)
+    dk, dv, m = config.head_dim, config.value_dim, len(data.key_tokens)
+    if config.mode == "direct":
+        inputs = inputs.with_changes(
+            K=fit(inputs.K, (kv_heads, m, dk)), V=fit(inputs.V, (kv_heads, m, dv))
+        )
+    else:
+        dm = config.d_model
+        inputs = inputs.with_changes(
+            W_K=_fit_heads(inputs.W_K, dm, kv_heads, dk, dk),
+            W_V=_fit_heads(inputs.W_V, dm, kv_heads, dv, dv),
+            b_K=None,
+            b_V=None,
+        )
+    return data.with_changes(config=new, inputs=inputs)
+
+
+def compute(
+    session,
+    backend: str = "numpy",
+    device: str = "cpu",
+    dtype: str = "float32",
+    heads: Iterable[int] | None = None,
+    stages: Iterable[str] | None = None,
+) -> Trace:
+    """Run ``session`` through the engine: a Trace whose stages are numpy arrays.
+
+    ``trace["weights"]`` is ``[heads, n, m]``; ``trace.stage("weights", 1)`` one head's
+    ``[n, m]``. ``device`` (cuda, cuda:N, mps) needs ``backend="torch"``.
+    """
+    return compute_session(_data(session), backend, device, dtype, heads=heads, stages=stages)
+
+
+def explain(
+    trace: Trace, stage: str, head: int = 0, i: int = 0, j: int = 0, max_terms: int = 16
+) -> CellExplanation:
+    """The arithmetic behind cell ``(i, j)`` of ``stage`` for ``head``; ``.text()`` reads it.
+
+    Raises KeyError for a stage or head the trace lacks, IndexError for a cell outside it.
+    """
+    from attention_explorer.engine import explain as explain_cell
+
+    if not trace.has(stage):
+        raise KeyError(f"stage {stage!r} is not part of this trace")
+    trace.head_index(head)  # KeyError naming the computed heads
+    return explain_cell(trace, stage, head, i, j, max_terms=max_terms)
+
+
+def export(
+    trace: Trace,
+    path: str | os.PathLike,
+    *,
+    stage: str = "weights",
+    head: int | str | None = None,
+    fmt: str | None = None,
+    **options,
+) -> Path:
+    """Write one stage of ``trace`` to ``path``; the suffix (or ``fmt``) picks the format.
+
+    ``.png``/``.svg``/``.pdf`` draw a picture, ``.csv``/``.npy`` write the numbers, ``.npz``
+    the whole trace. ``head="all"`` draws every head in one grid picture. ``options`` go to
+    the picture exporter (``cmap``, ``show_values``, ``size``, ``dpi``, ``title``...).
+    Raises ExportError with a one-line message; never leaves a half-written file.
+    """
+    from attention_explorer.export import export_heads_grid, export_stage, export_trace_npz
+
+    suffix = (fmt or Path(path).suffix.lstrip(".")).lower()
+    if suffix == "npz":
+        return export_trace_npz(trace, path)
+    if head == "all":
+        _need_display()
+        return export_heads_grid(trace, path, stage, fmt, **options)
+    if suffix in ("png", "svg", "pdf"):
+        _need_display()
+    return export_stage(trace, stage, head, path, fmt, **options)
+
+
+def _need_display() -> None:
+    """Pictures are drawn with Qt: make sure an application exists (offscreen if headless)."""
+    from attention_explorer.export.qt_app import ensure_gui_app
+
+    ensure_gui_app()
+
+
+def show(session=None, block: bool = True):
+    """Open the window on ``session`` (default: the starter).
+
+    With ``block`` (the default) runs the event loop until the window closes and returns its
+    exit code; with ``block=False`` returns the window at once (for IPython's ``%gui qt``).
+    """
+    from attention_explorer.ui.show import show_window
+
+    return show_window(None if session is None else _data(session), block=block)

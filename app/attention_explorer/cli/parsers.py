@@ -1,0 +1,155 @@
+"""Every argument parser of the command line: the window's, and each sub-command's.
+
+Building a parser imports nothing heavy (no numpy, Qt or engine), so ``--help`` and
+``--version`` answer at once. Parse errors are one line (``attention-explorer compute: error:
+...``) and exit with code 2, like every other error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from attention_explorer._version import __version__
+from attention_explorer.stages import CATALOGUE
+
+PROG = "attention-explorer"
+#: The sub-commands; anything else that is not a file to open is an unknown command.
+COMMANDS = ("compute", "explain", "export", "examples")
+#: Stage names, in pipeline order, from the stage catalogue (pure Python, cheap to import).
+STAGE_NAMES = tuple(CATALOGUE)
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line and exit code 2 (no usage block)."""
+
+    def error(self, message: str):
+        """Print ``PROG [command]: error: message`` on one line and exit with code 2."""
+        print(f"{self.prog}: error: {' '.join(message.split())}", file=sys.stderr)
+        sys.exit(2)
+
+
+def add_source_options(parser: argparse.ArgumentParser) -> None:
+    """The session to work on: a file, or ``--example NAME``."""
+    parser.add_argument("session", nargs="?", help="a session .json file")
+    parser.add_argument("--example", metavar="NAME", help="a worked example instead of a file")
+
+
+def add_engine_options(parser: argparse.ArgumentParser) -> None:
+    """--backend/--device/--dtype, shared by the commands that run the engine."""
+    parser.add_argument("--backend", choices=("numpy", "torch"), default="numpy")
+    parser.add_argument(
+        "--device", default="cpu", help="cpu (default), or with --backend torch: cuda, cuda:N, mps"
+    )
+    parser.add_argument("--dtype", choices=("float32", "float64"), default="float32")
+
+
+def cell(text: str) -> tuple[int, int]:
+    """``ROW,COL`` as two integers (argparse type)."""
+    try:
+        i, j = (int(p) for p in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected ROW,COL such as 1,2, got {text!r}") from None
+    return i, j
+
+
+def decimals(text: str) -> int:
+    """A count of decimals, 0..12 (argparse type)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number 0..12, got {text!r}") from None
+    if not 0 <= value <= 12:
+        raise argparse.ArgumentTypeError(f"expected a whole number 0..12, got {value}")
+    return value
+
+
+#: A --flag/--no-flag option whose default (None) leaves the choice to the exporter.
+_ON_OFF = {"action": argparse.BooleanOptionalAction}
+#: A count of decimals, checked by :func:`decimals`.
+_DECIMALS = {"type": decimals}
+
+
+def _add_compute(sub) -> None:
+    p = sub.add_parser(
+        "compute",
+        help="run the engine on a session file",
+        description="Print a short summary of every head's weights (at most 16 rows and "
+        "columns each), or write every stage to an NPZ file with --out.",
+    )
+    add_source_options(p)
+    p.add_argument("--out", metavar="FILE.npz", help="write every stage to this .npz file")
+    add_engine_options(p)
+
+
+def _add_explain(sub) -> None:
+    p = sub.add_parser("explain", help="print the arithmetic behind one cell")
+    add_source_options(p)
+    p.add_argument("--stage", default="weights", choices=[s for s in STAGE_NAMES if s != "X_kv"])
+    p.add_argument("--head", type=int, default=0)
+    p.add_argument("--cell", type=cell, default=(0, 0), help="ROW,COL, e.g. 1,2")
+    p.add_argument("--max-terms", type=int, default=16)
+    add_engine_options(p)
+
+
+def _add_export(sub) -> None:
+    p = sub.add_parser(
+        "export",
+        help="write pictures (png, svg, pdf) and numbers (csv, npy, npz) of a session",
+        description="Write pictures and numbers of any stage and head, with no display needed. "
+        "Files are named predictably: weights_head0.png, weights_grid.png (all heads), "
+        "concat.png, output.csv, trace.npz.",
+    )
+    add_source_options(p)
+    p.add_argument(
+        "--stage",
+        default="weights",
+        help=f"a stage, a comma list, or 'all' (default weights): {', '.join(STAGE_NAMES)}",
+    )
+    p.add_argument("--head", default="all", help="a head, a comma list such as 0,2, or 'all'")
+    p.add_argument(
+        "--format", default="png", help="comma list of png, svg, pdf, csv, npy, npz (default png)"
+    )
+    p.add_argument(
+        "--out",
+        default=".",
+        metavar="DIR",
+        help="folder to write into (its last part is created if missing)",
+    )
+    p.add_argument("--size", default="1200x900", help="picture size in pixels, WxH")
+    p.add_argument("--dpi", default="150", help="picture resolution (default 150)")
+    cmap_help = "colour map, e.g. viridis, magma, CET-D1 (default: viridis; CET-D1 for scores)"
+    p.add_argument("--cmap", default=None, help=cmap_help)
+    for flag, text, kind in (
+        ("--values", "write the numbers in the cells (default: up to 16x16)", _ON_OFF),
+        ("--decimals", "decimals in cells and CSV files (default: each stage's)", _DECIMALS),
+        ("--grid", "also draw all heads in one picture, <stage>_grid.png", _ON_OFF),
+    ):
+        p.add_argument(flag, default=None, help=text, **kind)
+    add_engine_options(p)
+
+
+def build_parser() -> OneLineParser:
+    """The parser for the sub-commands (compute, explain, export, examples)."""
+    parser = OneLineParser(prog=PROG, description="Attention Explorer command line")
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    _add_compute(sub)
+    _add_explain(sub)
+    _add_export(sub)
+    sub.add_parser("examples", help="list the worked examples (and the starter)")
+    return parser
+
+
+def build_gui_parser() -> OneLineParser:
+    """The parser for launching the window."""
+    parser = OneLineParser(
+        prog=PROG,
+        description="See and edit every stage of self-attention. "
+        f"Commands: {', '.join(COMMANDS)} (try '{PROG} compute --help').",
+    )
+    parser.add_argument("session", nargs="?", help="a session .json file to open")
+    parser.add_argument("--example", help="open a worked example by name")
+    parser.add_argument("--self-test", action="store_true", help="check the install and exit")
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    return parser

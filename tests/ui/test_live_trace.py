@@ -1,0 +1,54 @@
+"""LiveTrace drops a worker result that an edit made stale: the window never shows it."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from attention_explorer.session import Session, starter_session
+from attention_explorer.ui import live_trace
+from attention_explorer.ui.live_trace import LiveTrace
+
+
+@pytest.fixture
+def gated_engine(monkeypatch):
+    """Every pass goes to the worker thread, and the first one waits until ``release`` is set."""
+    real = live_trace.compute_session
+    release = threading.Event()
+    started: list[tuple[str, ...]] = []
+
+    def gated(data, *args, **kwargs):
+        started.append(data.tokens)
+        if len(started) == 1:
+            assert release.wait(10), "the test never released the first pass"
+        return real(data, *args, **kwargs)
+
+    monkeypatch.setattr(live_trace, "WORKER_THRESHOLD", -1)
+    monkeypatch.setattr(live_trace, "compute_session", gated)
+    return release, started
+
+
+def test_a_stale_worker_result_is_dropped(qtbot, gated_engine):
+    release, started = gated_engine
+    session = Session.from_data(starter_session())
+    live = LiveTrace(session)
+    shown, busy = [], []
+    live.updated.connect(lambda trace: shown.append(trace.tokens))
+    live.busy.connect(busy.append)
+    old = session.tokens
+    try:
+        live.recompute_now()  # request 1: the worker starts it and waits
+        qtbot.waitUntil(lambda: len(started) == 1, timeout=5000)
+        session.tokens = ("A", "dog", "ran", "off")  # an edit while it runs
+        live.recompute_now()  # request 2: queued behind request 1
+        release.set()
+        qtbot.waitUntil(lambda: len(started) == 2 and bool(shown), timeout=10000)
+        qtbot.wait(50)  # anything else the worker sent has arrived by now
+    finally:
+        release.set()
+        live.shutdown()
+    assert started == [old, ("A", "dog", "ran", "off")]  # both passes ran...
+    assert shown == [("A", "dog", "ran", "off")]  # ...but only the current one was shown
+    assert live.trace.tokens == ("A", "dog", "ran", "off")
+    assert busy == [True, True, False]  # one "done" for the one result delivered

@@ -1,0 +1,98 @@
+"""Building blocks of the worked examples: the session document, number formatting for the
+notes, and the engine's float64 trace of a document (what the app will show)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from attention_explorer.engine.explain import format_number
+from attention_explorer.run import compute_session
+from attention_explorer.session.file_format import FORMAT_NAME, FORMAT_VERSION, loads_session
+
+TUTORIAL = "Tutorial examples"
+WHY_SCALE = "Why scale"
+MASKS = "Masks"
+CHECKPOINTS = "Checkpoint experiments"
+
+
+# -- helpers ----------------------------------------------------------------------------------
+def num(x: float, places: int = 4) -> str:
+    """One number as the notes print it (the engine's own formatting)."""
+    return format_number(float(x), places)
+
+
+def vec(values, places: int = 4) -> str:
+    """A vector as ``[a, b, c]``."""
+    return "[" + ", ".join(num(v, places) for v in np.ravel(values)) + "]"
+
+
+def f32(array) -> list:
+    """A float32 array as nested lists of the shortest decimals that round-trip to float32."""
+    a = np.asarray(array, dtype=np.float32)
+    if a.ndim == 0:
+        return float(str(a))
+    return [f32(row) for row in a]
+
+
+def f64(array) -> list:
+    """A float64 array as nested lists (exact, shortest repr)."""
+    return np.asarray(array, dtype=np.float64).tolist()
+
+
+def doc(
+    key: str,
+    *,
+    title: str,
+    group: str,
+    order: int,
+    description: str,
+    tokens: list[str],
+    config: dict,
+    inputs: dict,
+    kv_tokens: list[str] | None = None,
+    question: str = "",
+    expect: str = "",
+    try_: dict | None = None,
+    source: str = "",
+    focus: tuple[int, int] | None = None,
+) -> dict:
+    """A session document (the file format's JSON object) with the example's menu data."""
+    experiment: dict = {"group": group, "order": order}
+    if source:
+        experiment["source"] = source
+    if question:
+        experiment["question"] = question
+    if expect:
+        experiment["expect"] = expect
+    if try_:
+        experiment["try"] = try_
+    if focus is not None:
+        experiment["focus"] = {"row": focus[0], "col": focus[1]}
+    out = {
+        "format": FORMAT_NAME,
+        "version": FORMAT_VERSION,
+        "name": title,
+        "description": description,
+        "tokens": tokens,
+    }
+    if kv_tokens is not None:
+        out["kv_tokens"] = kv_tokens
+    out.update({"config": config, "inputs": inputs, "notes": [], "experiment": experiment})
+    out["_key"] = key
+    return out
+
+
+def trace_of(d: dict, **config_changes):
+    """The float64 trace of a document (optionally with some settings changed)."""
+    body = {k: v for k, v in d.items() if k != "_key"}
+    data = loads_session(json.dumps(body))
+    if config_changes:
+        data = data.with_changes(config=data.config.with_changes(**config_changes))
+    return compute_session(data, dtype="float64")
+
+
+def note(d: dict, title: str, text: str) -> None:
+    """Append a note to a document."""
+    d["notes"].append({"title": title, "text": text})
