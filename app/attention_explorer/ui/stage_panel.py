@@ -1,5 +1,7 @@
 """StagePanel: every stage of the selected head, in pipeline order, with the step between.
 
+    X → P → X + P                             (P and X + P when positions are on)
+    · W_Q → Q,  · W_K → K,  · W_V → V         (projection mode; typed in direct mode)
     QKᵀ → scores → × 1/√d_k → scaled → mask → masked
     softmax → weights → · V → head output
     concat → concat → · W_O → output          (when heads > 1 or W_O exists)
@@ -20,11 +22,21 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attention_explorer.engine.explain import format_number
+from attention_explorer.numbers import format_number
 from attention_explorer.ui.heatmap_view import HeatmapView
 
 #: The rows of views, each stage in pipeline order.
-PIPELINE_ROWS = (("scores", "scaled", "masked"), ("weights", "head_outputs"), ("concat", "output"))
+PIPELINE_ROWS = (
+    ("X", "positions", "X_pos"),
+    ("Q", "K", "V"),
+    ("scores", "scaled", "masked"),
+    ("weights", "head_outputs"),
+    ("concat", "output"),
+)
+#: Stages shown only in projection mode (the input the projections read).
+INPUT_STAGES = ("X", "positions", "X_pos")
+#: Stages shown only when positional encoding is on.
+POSITION_STAGES = ("positions", "X_pos")
 #: Width one caption and its view need, in pixels; the panel fits 1 to 3 per row.
 PAIR_WIDTH = 330
 #: Stages shown only with several heads or an output projection.
@@ -34,6 +46,12 @@ COMBINE_STAGES = ("concat", "output")
 def step_caption(stage: str, trace) -> str:
     """The operation that produces ``stage`` from the view before it, e.g. "× 1/√4"."""
     config = trace.config if trace is not None else None
+    projected = config is None or config.mode == "projection"
+    simple = {"X": "input", "positions": "position\nencoding", "X_pos": "X + P"}
+    if stage in simple:
+        return simple[stage]
+    if stage in ("Q", "K", "V"):
+        return f"X · W_{stage}" if projected else f"{stage}\n(typed)"
     if stage == "scores":
         return "Q·Kᵀ"
     if stage == "scaled":
@@ -49,12 +67,27 @@ def step_caption(stage: str, trace) -> str:
     if stage == "masked":
         return f"mask\n({config.mask})" if config else "mask"
     if stage == "weights":
-        return f"{config.normalizer if config else 'softmax'}\nper row"
+        normalizer = config.normalizer if config else "softmax"
+        return f"{normalizer}\nper {'cell' if normalizer == 'sigmoid' else 'row'}"
     if stage == "head_outputs":
         return "· V"
     if stage == "concat":
         return "concat\nheads"
     return "· W_O"
+
+
+def hidden_stages(trace) -> tuple[str, ...]:
+    """The stages a panel leaves out for ``trace``: the input row in direct mode, P and X + P
+    with positions off, concat and output for one head without W_O."""
+    hidden = []
+    config = trace.config
+    if config.mode != "projection":
+        hidden += INPUT_STAGES
+    elif getattr(config, "positional", "none") == "none":
+        hidden += POSITION_STAGES
+    if not (config.heads > 1 or trace.has("output")):
+        hidden += COMBINE_STAGES
+    return tuple(hidden)
 
 
 class StagePanel(QWidget):
@@ -72,7 +105,7 @@ class StagePanel(QWidget):
         self.session, self.live, self.prefs = session, live_trace, prefs
         self._views: dict[str, HeatmapView] = {}
         self._captions: dict[str, QLabel] = {}
-        self._combine = True  # concat and output shown
+        self._hidden: frozenset[str] = frozenset()  # stages this computation does not have
         self._arrangement: tuple = ()  # (columns, stages shown) of the current layout
         self._build()
         live_trace.updated.connect(self._on_trace_updated)
@@ -116,7 +149,7 @@ class StagePanel(QWidget):
         """Lay the (caption, view) pairs out in pipeline order, as many per row as fit."""
         width = self.width() - self._scroll.verticalScrollBar().sizeHint().width()
         columns = max(1, min(3, width // PAIR_WIDTH))
-        shown = tuple(s for s in self._views if self._combine or s not in COMBINE_STAGES)
+        shown = tuple(s for s in self._views if s not in self._hidden)
         if (columns, shown) == self._arrangement:
             return
         self._arrangement = (columns, shown)
@@ -170,7 +203,11 @@ class StagePanel(QWidget):
 
     def combine_row_shown(self) -> bool:
         """True when the concat and W_O output views are part of the panel."""
-        return self._combine
+        return not set(COMBINE_STAGES) & self._hidden
+
+    def shown_stages(self) -> tuple[str, ...]:
+        """The stages the panel shows now, in pipeline order."""
+        return tuple(s for s in self._views if s not in self._hidden)
 
     def columns(self) -> int:
         """How many views sit side by side in a row now (1 to 3, from the panel's width)."""
@@ -179,12 +216,12 @@ class StagePanel(QWidget):
     # -- updates ----------------------------------------------------------------------------
     def _on_trace_updated(self, trace) -> None:
         head = self.session.selected_head
-        combine = trace.config.heads > 1 or trace.has("output")
-        if combine != self._combine:
-            self._combine = combine
+        hidden = frozenset(hidden_stages(trace))
+        if hidden != self._hidden:
+            self._hidden = hidden
             self._reflow()
         for stage, view in self._views.items():
-            if stage in COMBINE_STAGES and not combine:
+            if stage in hidden:
                 continue
             view.set_trace(trace, head)
             text = f"{step_caption(stage, trace)}\n→"
