@@ -11,6 +11,7 @@ from attention_explorer.display.levels import colorbar_ticks, levels_for
 from attention_explorer.display.shrink import block_labels
 from attention_explorer.engine.trace import Trace
 from attention_explorer.export.colors import default_cmap, lookup_table
+from attention_explorer.export.safe_text import plain_text
 from attention_explorer.export.stages import axis_names, resolve_head, resolve_heads, resolve_stage
 from attention_explorer.stages import stage as catalogue_stage
 
@@ -37,9 +38,9 @@ class Panel:
             values=frame.image,
             hidden=frame.hidden,
             texts=frame.texts,
-            row_labels=block_labels(frame.row_labels, frame.block[0]),
-            col_labels=block_labels(frame.col_labels, frame.block[1]),
-            title=title,
+            row_labels=tuple(map(plain_text, block_labels(frame.row_labels, frame.block[0]))),
+            col_labels=tuple(map(plain_text, block_labels(frame.col_labels, frame.block[1]))),
+            title=plain_text(title),
         )
 
 
@@ -109,8 +110,8 @@ def _frames_figure(trace, stage, frames, panels, *, title, cmap, show_values, sc
     grouped = stage == "concat" and trace.config.heads > 1
     return Figure(
         panels=panels,
-        title=title,
-        subtitle=_describe(trace, stage),
+        title=plain_text(title),
+        subtitle=plain_text(_describe(trace, stage)),
         levels=levels,
         ticks=ticks,
         cmap=cmap,
