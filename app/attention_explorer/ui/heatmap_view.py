@@ -48,12 +48,14 @@ class HeatmapView(QFrame):
     cell_clicked = Signal(int, int)
     export_requested = Signal(str, int)
     copy_requested = Signal(str, int)
+    wanted_width_changed = Signal(int)
 
     def __init__(self, stage_name: str, session, prefs, parent=None):
         super().__init__(parent)
         self.stage, self.session, self.prefs = stage_name, session, prefs
         self.setObjectName(f"heatmap_{stage_name}")
         self.frame = None
+        self._wanted_width = 220
         self._trace, self._head, self._hover_cell = None, 0, None
         self._tick_key, self._pitch_cache, self._hidden_key = None, (None, 0.0), None
         self._separators: list[pg.InfiniteLine] = []
@@ -266,15 +268,22 @@ class HeatmapView(QFrame):
         self.hidden_overlay.setVisible(bool(frame.hidden.any()))
 
     def _make_room(self, frame) -> None:
-        """Small matrices get a view wide enough for every number at the smallest font."""
+        """Small matrices ask for a view wide enough for every number at the smallest font;
+        the stage panel gives them the room by putting fewer views side by side."""
         cols = frame.image.shape[1]
-        need = 220.0
+        need = 220
         if frame.texts and cols <= ROOM_FOR_COLUMNS and self.prefs.show_values:
-            box = self.plot.getViewBox()
-            around = self.graphics.width() - box.width() if box.width() > 1 else 140.0
-            need = max(need, width_for_texts(frame.texts, cols) + around)
-        if self.graphics.minimumWidth() != int(need):
-            self.graphics.setMinimumWidth(int(need))
+            # Axis, colour bar and margins: widths that do not follow the view's width, so
+            # asking for room never feeds back into a new request.
+            around = self.plot.getAxis("left").width() + self.bar.width() + 40
+            need = max(need, int(width_for_texts(frame.texts, cols) + around))
+        if need != self._wanted_width:
+            self._wanted_width = need
+            self.wanted_width_changed.emit(need)
+
+    def wanted_width(self) -> int:
+        """The width (pixels) at which every number of the view fits at the smallest font."""
+        return self._wanted_width
 
     def _update_ticks(self) -> None:
         """Token names on the axes for the cells shown, every k-th where cells are small."""
@@ -331,8 +340,6 @@ class HeatmapView(QFrame):
         self.texts.show(frame, table_for(self.stage, self.prefs), cell)
 
     def _on_resized(self, *_args) -> None:
-        if self.frame is not None:
-            self._make_room(self.frame)
         self._update_ticks()
         self._update_texts()
 

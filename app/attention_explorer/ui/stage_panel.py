@@ -39,6 +39,8 @@ INPUT_STAGES = ("X", "positions", "X_pos")
 POSITION_STAGES = ("positions", "X_pos")
 #: Width one caption and its view need, in pixels; the panel fits 1 to 3 per row.
 PAIR_WIDTH = 330
+#: Width of the caption beside each view.
+CAPTION_WIDTH = 60
 #: Stages shown only with several heads or an output projection.
 COMBINE_STAGES = ("concat", "output")
 
@@ -90,6 +92,24 @@ def hidden_stages(trace) -> tuple[str, ...]:
     return tuple(hidden)
 
 
+def pack_rows(shown, need: dict[str, int], width: int) -> tuple[tuple[str, ...], ...]:
+    """Lines of views: each pipeline row's views in order, a new line when the next view's
+    ``need`` (pixels) no longer fits ``width``; at most three views per line."""
+    lines: list[tuple[str, ...]] = []
+    for row in PIPELINE_ROWS:
+        line: list[str] = []
+        used = 0
+        for stage in (s for s in row if s in shown):
+            if line and (used + need[stage] > width or len(line) == 3):
+                lines.append(tuple(line))
+                line, used = [], 0
+            line.append(stage)
+            used += need[stage]
+        if line:
+            lines.append(tuple(line))
+    return tuple(lines)
+
+
 class StagePanel(QWidget):
     """The live stage views of the selected head, read from ``live_trace``.
 
@@ -134,6 +154,7 @@ class StagePanel(QWidget):
                 view = HeatmapView(stage, self.session, self.prefs, inner)
                 view.export_requested.connect(self.export_requested)
                 view.copy_requested.connect(self.copy_requested)
+                view.wanted_width_changed.connect(self._on_wanted_width_changed)
                 self._captions[stage], self._views[stage] = caption, view
         scroll = QScrollArea()
         scroll.setWidget(inner)
@@ -146,17 +167,16 @@ class StagePanel(QWidget):
         self._reflow()
 
     def _reflow(self) -> None:
-        """Lay the (caption, view) pairs out in pipeline order, as many per row as fit."""
+        """Lay the (caption, view) pairs out in pipeline order: each pipeline row on its own
+        lines, as many views side by side as fit the width each view asks for."""
         width = self.width() - self._scroll.verticalScrollBar().sizeHint().width()
-        columns = max(1, min(3, width // PAIR_WIDTH))
         shown = tuple(s for s in self._views if s not in self._hidden)
-        if (columns, shown) == self._arrangement:
+        need = {s: max(PAIR_WIDTH, self._views[s].wanted_width() + CAPTION_WIDTH) for s in shown}
+        rows = pack_rows(shown, need, width)
+        columns = max((len(r) for r in rows), default=1)
+        if (columns, rows) == self._arrangement:
             return
-        self._arrangement = (columns, shown)
-        if columns == 3:
-            rows = [tuple(s for s in row if s in shown) for row in PIPELINE_ROWS]
-        else:
-            rows = [shown[k : k + columns] for k in range(0, len(shown), columns)]
+        self._arrangement = (columns, rows)
         while self._column.count() > 1:  # keep the header, drop the old rows
             old = self._column.takeAt(1).layout()
             while old is not None and old.count():
@@ -171,6 +191,9 @@ class StagePanel(QWidget):
         for stage in self._views:
             self._captions[stage].setVisible(stage in shown)
             self._views[stage].setVisible(stage in shown)
+
+    def _on_wanted_width_changed(self, *_args) -> None:
+        self._reflow()
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt API name
         """Re-flow the views: three per row when there is room, fewer when narrow."""
@@ -210,7 +233,7 @@ class StagePanel(QWidget):
         return tuple(s for s in self._views if s not in self._hidden)
 
     def columns(self) -> int:
-        """How many views sit side by side in a row now (1 to 3, from the panel's width)."""
+        """The most views side by side in a line now (1 to 3, from the panel's width)."""
         return self._arrangement[0]
 
     # -- updates ----------------------------------------------------------------------------
@@ -227,6 +250,7 @@ class StagePanel(QWidget):
             text = f"{step_caption(stage, trace)}\n→"
             if self._captions[stage].text() != text:
                 self._captions[stage].setText(text)
+        self._reflow()  # the views may ask for other widths now (their signals were blocked)
         self._update_header(trace, head)
 
     def _update_header(self, trace, head: int) -> None:
