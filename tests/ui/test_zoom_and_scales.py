@@ -158,3 +158,14 @@ def test_pipeline_order_starts_with_the_input_and_the_projections(panel_for):
     shown = panel.shown_stages()
     assert shown[:4] == ("X", "Q", "K", "V") and shown.index("V") < shown.index("scores")
     assert "positions" not in shown  # positions are off in the starter
+
+
+def test_a_long_title_is_shown_in_full_on_lines_of_its_own(panel_for):
+    _, _, _, panel = panel_for(600)
+    view = panel.view("weights")
+    heading = "softmax weights · head 0 · 600×600 shown as 300×300, max of 2×2 blocks"
+    assert view.frame.heading == heading
+    label = view.plot.titleLabel
+    assert "softmax weights · head 0</span><br>" in label.text
+    assert "600×600 shown as 300×300, max of 2×2 blocks" in label.text
+    assert label.item.boundingRect().width() <= view.graphics.width()  # nothing cut off

@@ -37,6 +37,17 @@ SCALE_TEXTS = {"linear": "0 to 1", "row": "Each row against its maximum", "log":
 _SELECTION_PENS = (pg.mkPen("#000000", width=4), pg.mkPen("#ffffff", width=2))
 
 
+def title_html(heading: str) -> str:
+    """The view's title as escaped rich text: the stage and head on the first line, each note
+    (zoomed region, how it was shrunk) on a smaller line of its own, all words kept."""
+    parts = heading.split(" · ")
+    first = parts[:2] if len(parts) > 1 and parts[1].startswith("head ") else parts[:1]
+    notes = parts[len(first) :]
+    lines = [f"<span style='font-size:10pt'>{html.escape(' · '.join(first))}</span>"]
+    lines += [f"<span style='font-size:8pt'>{html.escape(note)}</span>" for note in notes]
+    return "<center>" + "<br>".join(lines) + "</center>"
+
+
 class HeatmapView(QFrame):
     """One stage of one head: heatmap, token ticks, colour bar, numbers, hover, zoom.
 
@@ -92,11 +103,11 @@ class HeatmapView(QFrame):
         self.bar = pg.ColorBarItem(interactive=False, colorMapMenu=False, width=14)
         self.bar.setColorMap(colormap_for(self.stage, self.prefs))
         self.bar.setImageItem(self.image, insert_in=plot)
-        # The title spans the axis, plot and colour-bar columns, and wraps instead of widening
-        # the plot past the view's edge (a long title must never be cut off).
+        # The title spans the axis, plot and colour-bar columns; how a view was shrunk or
+        # zoomed goes on lines of its own (see title_html), so a long title never widens the
+        # plot past the view's edge or gets cut off.
         plot.layout.removeItem(plot.titleLabel)
         plot.layout.addItem(plot.titleLabel, 0, 0, 1, plot.layout.columnCount())
-        plot.titleLabel.item.setTextWidth(-1)
         self._selection = [self._selection_item(pen) for pen in _SELECTION_PENS]
         self._selection_items: list = []
         self.texts = CellTexts(plot)
@@ -251,10 +262,14 @@ class HeatmapView(QFrame):
         self._update_ticks()
         if self.stage == "concat":
             self._update_head_separators(self._trace.config.heads, frame.shape[1])
-        self.plot.setTitle(html.escape(frame.heading), size="10pt", color=self._text_colour)
+        self._set_title()
         self._make_room(frame)
         self._update_texts()
         self._on_selected_cell_changed()
+
+    def _set_title(self) -> None:
+        if self.frame is not None:
+            self.plot.setTitle(title_html(self.frame.heading), color=self._text_colour)
 
     def _update_hidden(self, frame, rect: QRectF) -> None:
         key = (frame.region, frame.hidden.shape, frame.hidden.tobytes())
@@ -351,9 +366,7 @@ class HeatmapView(QFrame):
         for axis in (self.plot.getAxis("left"), self.plot.getAxis("bottom"), self.bar.axis):
             axis.setPen(self._text_colour)
             axis.setTextPen(self._text_colour)
-        if self.frame is not None:
-            heading = html.escape(self.frame.heading)
-            self.plot.setTitle(heading, size="10pt", color=self._text_colour)
+        self._set_title()
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt API name
         """Re-colour the plot when the theme (palette) changes."""

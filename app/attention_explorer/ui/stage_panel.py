@@ -174,6 +174,12 @@ class StagePanel(QWidget):
         need = {s: max(PAIR_WIDTH, self._views[s].wanted_width() + CAPTION_WIDTH) for s in shown}
         rows = pack_rows(shown, need, width)
         columns = max((len(r) for r in rows), default=1)
+        widest = max(220, width - CAPTION_WIDTH - 8)  # never wider than the panel
+        for stage in shown:
+            view = self._views[stage]
+            least = min(view.wanted_width(), widest)
+            if view.minimumWidth() != least:
+                view.setMinimumWidth(least)
         if (columns, rows) == self._arrangement:
             return
         self._arrangement = (columns, rows)
