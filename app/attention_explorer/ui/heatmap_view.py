@@ -15,7 +15,7 @@ import math
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QRectF, QSignalBlocker, Qt, QTimer, Signal
-from PySide6.QtGui import QCursor, QFontMetricsF, QPalette
+from PySide6.QtGui import QCursor, QFont, QFontMetricsF, QPalette
 from PySide6.QtWidgets import QFrame, QLabel, QMenu, QStackedLayout, QToolTip, QVBoxLayout
 
 from attention_explorer.display import build_frame
@@ -24,28 +24,19 @@ from attention_explorer.engine import explain
 from attention_explorer.numbers import format_number
 from attention_explorer.stages import MASKED_RGB, stage, title
 from attention_explorer.ui.colormaps import colormap_for, table_for
+from attention_explorer.ui.heatmap_menu import context_menu, title_html
 from attention_explorer.ui.heatmap_selection import selection_rects
 from attention_explorer.ui.heatmap_texts import CellTexts, width_for_texts
 from attention_explorer.ui.heatmap_zoom import ZoomControl, visible_region
 
 #: Vertical room one row label needs, in pixels.
 TICK_ROW_PIXELS = 15
+#: Axes of up to this many cells label every cell, in a smaller font when names are long.
+SMALL_AXIS_CELLS = 16
+SMALL_TICK_POINT_SIZE = 6.5
 #: Small matrices up to this many columns widen their view until every number fits.
 ROOM_FOR_COLUMNS = 8
-#: The colour scales offered for weights, with their menu texts.
-SCALE_TEXTS = {"linear": "0 to 1", "row": "Each row against its maximum", "log": "Log scale"}
 _SELECTION_PENS = (pg.mkPen("#000000", width=4), pg.mkPen("#ffffff", width=2))
-
-
-def title_html(heading: str) -> str:
-    """The view's title as escaped rich text: the stage and head on the first line, each note
-    (zoomed region, how it was shrunk) on a smaller line of its own, all words kept."""
-    parts = heading.split(" · ")
-    first = parts[:2] if len(parts) > 1 and parts[1].startswith("head ") else parts[:1]
-    notes = parts[len(first) :]
-    lines = [f"<span style='font-size:10pt'>{html.escape(' · '.join(first))}</span>"]
-    lines += [f"<span style='font-size:8pt'>{html.escape(note)}</span>" for note in notes]
-    return "<center>" + "<br>".join(lines) + "</center>"
 
 
 class HeatmapView(QFrame):
@@ -70,6 +61,8 @@ class HeatmapView(QFrame):
         self._trace, self._head, self._hover_cell = None, 0, None
         self._tick_key, self._pitch_cache, self._hidden_key = None, (None, 0.0), None
         self._separators: list[pg.InfiniteLine] = []
+        self._small_font = QFont()
+        self._small_font.setPointSizeF(SMALL_TICK_POINT_SIZE)
         self._build()
         self._apply_palette()
         self.set_highlighted(False)
@@ -194,24 +187,14 @@ class HeatmapView(QFrame):
         """True while the walkthrough frame is shown."""
         return self._highlighted
 
+    @property
+    def head(self) -> int:
+        """The query head shown (shared stages show the same for every head)."""
+        return self._head
+
     def context_menu(self) -> QMenu:
         """The right-click menu: export or copy this view, zoom, and the weights' scale."""
-        menu = QMenu(self)
-        export = menu.addAction("Export this view…")
-        export.triggered.connect(lambda: self.export_requested.emit(self.stage, self._head))
-        copy = menu.addAction("Copy image")
-        copy.triggered.connect(lambda: self.copy_requested.emit(self.stage, self._head))
-        whole = menu.addAction("Show the whole stage (0)")
-        whole.setEnabled(self.zoom.zoomed())
-        whole.triggered.connect(self.zoom.reset)
-        if stage(self.stage).kind == "unit" and self.stage == "weights":
-            scales = menu.addMenu("Colour scale")
-            for key, text in SCALE_TEXTS.items():
-                action = scales.addAction(text)
-                action.setCheckable(True)
-                action.setChecked(self.prefs.weights_scale == key)
-                action.triggered.connect(lambda _=False, k=key: self._set_scale(k))
-        return menu
+        return context_menu(self)
 
     def colormap(self) -> pg.ColorMap:
         """The colour map this stage uses under the current preferences."""
@@ -308,11 +291,15 @@ class HeatmapView(QFrame):
         box = self.plot.getViewBox()
         rows, cols = len(frame.row_labels), len(frame.col_labels)
         row_stride = tick_stride(rows, box.height(), TICK_ROW_PIXELS)
-        col_stride = tick_stride(cols, box.width(), self._label_pitch(frame.col_labels))
-        key = (frame.row_labels, frame.col_labels, frame.region, row_stride, col_stride)
+        col_stride = tick_stride(cols, box.width(), self._label_pitch(frame.col_labels, False))
+        small = col_stride > 1 and cols <= SMALL_AXIS_CELLS  # a few names: smaller, but all
+        if small:
+            col_stride = tick_stride(cols, box.width(), self._label_pitch(frame.col_labels, True))
+        key = (frame.row_labels, frame.col_labels, frame.region, row_stride, col_stride, small)
         if key == self._tick_key:
             return
         self._tick_key = key
+        self.plot.getAxis("bottom").setStyle(tickFont=self._small_font if small else None)
         r0, _, c0, _ = frame.region
         self.plot.getAxis("left").setTicks([axis_ticks(frame.row_labels, row_stride, r0), []])
         self.plot.getAxis("bottom").setTicks([axis_ticks(frame.col_labels, col_stride, c0), []])
@@ -321,15 +308,16 @@ class HeatmapView(QFrame):
         self.plot.setLabel("left", singular.get(entry.rows, entry.rows))
         self.plot.setLabel("bottom", singular.get(entry.cols, entry.cols))
 
-    def _label_pitch(self, labels: tuple[str, ...]) -> float:
-        """Pixels between cell centres that ``labels`` need (measured once per label set)."""
-        if self._pitch_cache[0] != labels:
+    def _label_pitch(self, labels: tuple[str, ...], small: bool) -> float:
+        """Pixels between cell centres that ``labels`` need at the normal or the small tick
+        font (measured once per label set and font)."""
+        if self._pitch_cache[0] != (labels, small):
             axis = self.plot.getAxis("bottom")
-            metrics = QFontMetricsF(axis.style["tickFont"] or axis.font())
+            metrics = QFontMetricsF(self._small_font if small else axis.font())
             sample = labels[:: max(1, len(labels) // 24)]
             widths = [metrics.horizontalAdvance(short_label(t)) for t in sample] or [7.0]
             pairs = [(a + b) / 2 for a, b in zip(widths, widths[1:])] or widths
-            self._pitch_cache = (labels, max(pairs) + 4)
+            self._pitch_cache = ((labels, small), max(pairs) + 4)
         return self._pitch_cache[1]
 
     def _update_head_separators(self, heads: int, cols: int) -> None:
@@ -396,9 +384,6 @@ class HeatmapView(QFrame):
     def _on_scale_changed(self, *_args) -> None:
         if self.stage == "weights":
             self._refresh()
-
-    def _set_scale(self, key: str) -> None:
-        self.prefs.weights_scale = key
 
     # -- mouse ------------------------------------------------------------------------------
     def _cell_at(self, scene_pos) -> tuple[int, int] | None:
