@@ -44,25 +44,38 @@ def _fits_float32(image: np.ndarray) -> np.ndarray:
     return small if np.isfinite(small).all() else np.ascontiguousarray(image, dtype=np.float64)
 
 
+def _reduce(data: np.ndarray, fr: int, fc: int, how: str, dtype) -> np.ndarray:
+    """Max or sum of each ``fr`` x ``fc`` block, rows first then columns (two contiguous
+    passes are several times faster than one reduction over a 4-D view)."""
+    rows, cols = data.shape
+    if how == "max":
+        tall = data.reshape(rows // fr, fr, cols).max(axis=1)  # [out_r, cols]
+        return tall.reshape(rows // fr, cols // fc, fc).max(axis=2)  # [out_r, out_c]
+    tall = data.reshape(rows // fr, fr, cols).sum(axis=1, dtype=dtype)  # [out_r, cols]
+    return tall.reshape(rows // fr, cols // fc, fc).sum(axis=2, dtype=dtype)  # [out_r, out_c]
+
+
 def _blocks(data: np.ndarray, fr: int, fc: int, how: str, dtype) -> tuple[np.ndarray, np.ndarray]:
     """(image, hidden) of ``fr`` x ``fc`` blocks: max or mean of each block's finite cells."""
     rows, cols = data.shape
     out_r, out_c = -(-rows // fr), -(-cols // fc)
-    finite = np.isfinite(data)  # [rows, cols]
-    fill = -np.inf if how == "max" else 0.0
-    padded = np.full((out_r * fr, out_c * fc), fill, dtype=dtype)  # [out_r*fr, out_c*fc]
-    with np.errstate(over="ignore"):
-        padded[:rows, :cols] = np.where(finite, data, fill)
-    blocks = padded.reshape(out_r, fr, out_c, fc)  # [out_r, fr, out_c, fc]
-    counts = np.zeros((out_r * fr, out_c * fc), dtype=np.int32)
-    counts[:rows, :cols] = finite
-    count = counts.reshape(out_r, fr, out_c, fc).sum(axis=(1, 3))  # [out_r, out_c]
-    hidden = count == 0
-    with np.errstate(over="ignore", invalid="ignore"):
-        if how == "max":
-            image = blocks.max(axis=(1, 3))  # [out_r, out_c]
+    if rows % fr or cols % fc:  # pad with masked cells, which no block rule counts
+        padded = np.full((out_r * fr, out_c * fc), -np.inf, dtype=np.result_type(data, dtype))
+        padded[:rows, :cols] = data  # [out_r*fr, out_c*fc]
+        data = padded
+    with np.errstate(over="ignore", invalid="ignore"):  # float32 overflow: the caller retries
+        if how == "max":  # −∞ never wins a max unless the whole block is masked
+            image = _reduce(data, fr, fc, "max", dtype)  # [out_r, out_c]
+            hidden = np.isneginf(image)
         else:
-            image = blocks.sum(axis=(1, 3), dtype=dtype) / np.maximum(count, 1)
+            finite = np.isfinite(data)  # [R, C]
+            if finite.all():
+                image = _reduce(data, fr, fc, "sum", dtype) / (fr * fc)
+                hidden = np.zeros((out_r, out_c), dtype=bool)
+            else:
+                sums = _reduce(np.where(finite, data, 0.0), fr, fc, "sum", dtype)
+                count = _reduce(finite, fr, fc, "sum", np.int32)  # [out_r, out_c]
+                image, hidden = sums / np.maximum(count, 1), count == 0
     return np.where(hidden, 0.0, image).astype(dtype, copy=False), hidden
 
 
