@@ -27,7 +27,8 @@ from attention_explorer.stages import MASKED_RGB, MASKED_TEXT
 from attention_explorer.ui.heatmap_view import HeatmapView
 from attention_explorer.ui.preferences import ViewPreferences
 
-STAGES = ["X", "Q", "K", "V", "scores", "scaled", "masked", "weights", "head_outputs", "concat"]
+STAGES = ["X", "Q", "K", "V", "scores", "scaled", "mask", "masked", "weights", "head_outputs"]
+STAGES += ["concat", "output"]
 
 
 def drawn_texts(view: HeatmapView) -> list[str]:
