@@ -100,7 +100,7 @@ def _auto_values(show_values: bool | None, panels: list[Panel]) -> bool:
     return all(p.texts for p in panels)
 
 
-def _frames_figure(trace, stage, frames, panels, *, title, cmap, show_values, scale):
+def _frames_figure(trace, stage, frames, panels, *, title, cmap, show_values):
     entry = catalogue_stage(stage)
     levels, ticks = frames[0].levels, frames[0].ticks
     if len(frames) > 1 and entry.fixed_levels is None and frames[0].scale_caption == "":
@@ -156,7 +156,6 @@ def stage_figure(
         title=title or _with_name(frame.heading, name),
         cmap=cmap,
         show_values=show_values,
-        scale=scale,
     )
 
 
@@ -191,5 +190,4 @@ def grid_figure(
         title=title or _with_name(heading, name),
         cmap=cmap,
         show_values=show_values,
-        scale=scale,
     )
