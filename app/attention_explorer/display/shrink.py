@@ -73,7 +73,11 @@ def _blocks(data: np.ndarray, fr: int, fc: int, how: str, dtype) -> tuple[np.nda
                 image = _reduce(data, fr, fc, "sum", dtype) / (fr * fc)
                 hidden = np.zeros((out_r, out_c), dtype=bool)
             else:
-                sums = _reduce(np.where(finite, data, 0.0), fr, fc, "sum", dtype)
+                padded_r, padded_c = data.shape
+                tall = data.reshape(padded_r // fr, fr, padded_c).sum(  # [out_r, cols], masked left out
+                    axis=1, dtype=dtype, where=finite.reshape(padded_r // fr, fr, padded_c)
+                )
+                sums = tall.reshape(padded_r // fr, padded_c // fc, fc).sum(axis=2, dtype=dtype)
                 count = _reduce(finite, fr, fc, "sum", np.int32)  # [out_r, out_c]
                 image, hidden = sums / np.maximum(count, 1), count == 0
     return np.where(hidden, 0.0, image).astype(dtype, copy=False), hidden
