@@ -74,9 +74,8 @@ def _blocks(data: np.ndarray, fr: int, fc: int, how: str, dtype) -> tuple[np.nda
                 hidden = np.zeros((out_r, out_c), dtype=bool)
             else:
                 padded_r, padded_c = data.shape
-                tall = data.reshape(padded_r // fr, fr, padded_c).sum(  # [out_r, cols], masked left out
-                    axis=1, dtype=dtype, where=finite.reshape(padded_r // fr, fr, padded_c)
-                )
+                shape = (padded_r // fr, fr, padded_c)  # masked cells are left out of the sums
+                tall = data.reshape(shape).sum(axis=1, dtype=dtype, where=finite.reshape(shape))
                 sums = tall.reshape(padded_r // fr, padded_c // fc, fc).sum(axis=2, dtype=dtype)
                 count = _reduce(finite, fr, fc, "sum", np.int32)  # [out_r, out_c]
                 image, hidden = sums / np.maximum(count, 1), count == 0
