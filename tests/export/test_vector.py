@@ -21,8 +21,9 @@ def test_svg_is_xml_with_token_names_as_text(pizza, tmp_path):
     texts = _texts(path)
     for token in ("I", "love", "pizza"):
         assert texts.count(token) >= 2  # row label and column label
-    assert any("Attention weights" in t and "Pizza" in t for t in texts)
-    assert "0.40" in texts  # a value in a cell: softmax([0, 1]/sqrt(2)) = (0.599, 0.401)
+    assert "softmax weights · head 0 · Pizza" in texts  # the window's title, and the name
+    # a value in a cell, with the window's 4 decimals: softmax([0, 1]/sqrt(2)) = (0.6698, 0.3302)
+    assert "0.3302" in texts and "0.33" not in texts
 
 
 def test_svg_never_shows_nan_or_inf(trace_factory, tmp_path):
@@ -30,7 +31,7 @@ def test_svg_never_shows_nan_or_inf(trace_factory, tmp_path):
     texts = _texts(export_stage(trace, "masked", 0, tmp_path / "m.svg"))
     joined = " ".join(texts).lower()
     assert "inf" not in joined and "nan" not in joined
-    assert "×" in texts and "masked" in texts
+    assert "−∞" in texts and "masked (−∞)" in texts  # the masked look of the window
 
 
 def test_svg_escapes_awkward_token_names(trace_factory, tmp_path):

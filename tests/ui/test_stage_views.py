@@ -5,16 +5,18 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import numpy as np
+import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtWidgets import QToolTip
 
+from attention_explorer.display import DISPLAY_LIMIT, shrink
 from attention_explorer.engine import compute, explain
 from attention_explorer.session.model import Session
 from attention_explorer.session.resize import set_heads, set_token_count
 from attention_explorer.session.starter import starter_session
 from attention_explorer.ui.heads_grid import HeadsGrid
-from attention_explorer.ui.heatmap_view import MAX_DISPLAY, HeatmapView, downsample_for_display
+from attention_explorer.ui.heatmap_view import HeatmapView
 from attention_explorer.ui.live_trace import LiveTrace
 from attention_explorer.ui.preferences import ViewPreferences
 from attention_explorer.ui.stage_panel import StagePanel
@@ -40,6 +42,31 @@ def setup(qtbot):
     live.shutdown()
 
 
+def drawn_texts(view: HeatmapView) -> list[str]:
+    """The numbers drawn in the view's cells, in reading order (what a person sees)."""
+    items = [i for i in view.plot.items if isinstance(i, pg.TextItem) and i.isVisible()]
+    items.sort(key=lambda i: (i.pos().y(), i.pos().x()))
+    return [i.toPlainText() for i in items]
+
+
+def placeholder(view: HeatmapView) -> str | None:
+    """The text shown instead of the heatmap, or None when the heatmap is shown."""
+    return view.placeholder.text() if view.frame is None else None
+
+
+def selection_frames(view: HeatmapView) -> list[tuple[float, float, float, float]]:
+    """(x, y, width, height) of every selection frame drawn in the view, in cell units."""
+    from PySide6.QtWidgets import QGraphicsRectItem
+
+    frames = {
+        (r.x(), r.y(), r.width(), r.height())
+        for item in view.plot.items
+        if isinstance(item, QGraphicsRectItem) and item.isVisible()
+        for r in [item.rect()]
+    }
+    return sorted(frames)
+
+
 def _viewport_point(graphics, scene_point):
     return graphics.mapFromScene(scene_point)
 
@@ -52,48 +79,50 @@ def _cell_point(view: HeatmapView, row: int, col: int):
 
 def test_weights_view_shows_the_engine_weights_of_the_selected_head(setup):
     session, live, _, panel, _ = setup
-    image = panel.view("weights").image_data()
+    image = panel.view("weights").frame.image
     expected = live.trace.stage("weights", session.selected_head)
     assert image.dtype == np.float32 and image.flags.c_contiguous
     np.testing.assert_allclose(image, expected, rtol=1e-6)
-    assert panel.view("weights").levels() == (0.0, 1.0)
-    assert panel.view("weights").title() == "softmax weights · head 0"
+    assert panel.view("weights").frame.levels == (0.0, 1.0)
+    assert panel.view("weights").frame.heading == "softmax weights · head 0"
 
 
 def test_score_levels_are_symmetric_about_zero(setup):
     _, live, _, panel, _ = setup
-    low, high = panel.view("scores").levels()
+    low, high = panel.view("scores").frame.levels
     assert low == -high
     assert high == pytest.approx(np.abs(live.trace.stage("scores", 0)).max())
 
 
 def test_selecting_another_head_shows_its_data(setup):
     session, live, _, panel, _ = setup
-    before = panel.view("scores").image_data().copy()
+    before = panel.view("scores").frame.image.copy()
     session.selected_head = 1
     for stage in ("scores", "weights", "head_outputs"):
         np.testing.assert_allclose(
-            panel.view(stage).image_data(), live.trace.stage(stage, 1), rtol=1e-6
+            panel.view(stage).frame.image, live.trace.stage(stage, 1), rtol=1e-6
         )
-    assert not np.allclose(before, panel.view("scores").image_data())
-    assert panel.view("weights").title().endswith("head 1")
+    assert not np.allclose(before, panel.view("scores").frame.image)
+    assert panel.view("weights").frame.heading.endswith("head 1")
 
 
-def test_causal_mask_marks_hidden_cells_without_non_finite_data(setup):
+def test_causal_mask_marks_hidden_cells_without_non_finite_data(setup, qtbot):
     _, live, _, panel, _ = setup
     view = panel.view("masked")
+    qtbot.waitUntil(lambda: len(drawn_texts(view)) == 16)
     hidden_by_mask = ~live.trace["mask"]  # [n, m]
     assert hidden_by_mask.any()
-    assert np.isfinite(view.image_data()).all()
-    np.testing.assert_array_equal(view.hidden_cells(), hidden_by_mask)
+    assert np.isfinite(view.frame.image).all()
+    np.testing.assert_array_equal(view.frame.hidden, hidden_by_mask)
     assert view.hidden_overlay.isVisible()
-    texts = np.array(view.cell_text_values()).reshape(hidden_by_mask.shape)
+    texts = np.array(drawn_texts(view)).reshape(hidden_by_mask.shape)
     assert (texts[hidden_by_mask] == "−∞").all()
     assert "−∞" not in texts[~hidden_by_mask]
-    assert not panel.view("scores").hidden_cells().any()
-    for stage_view in panel.views().values():
-        assert np.isfinite(stage_view.image_data()).all()
-        assert not any("nan" in t.lower() for t in stage_view.cell_text_values())
+    assert not panel.view("scores").frame.hidden.any()
+    for stage in panel.shown_stages():
+        stage_view = panel.view(stage)
+        assert np.isfinite(stage_view.frame.image).all()
+        assert not any("nan" in t.lower() for t in drawn_texts(stage_view))
 
 
 def test_clicking_a_cell_selects_it_in_the_session(setup, qtbot):
@@ -106,10 +135,8 @@ def test_clicking_a_cell_selects_it_in_the_session(setup, qtbot):
     assert clicked.args == [2, 1]
     assert session.selected_cell == (2, 1)
     assert session.selected_stage == "weights"
-    outline = panel.view("scores")._selection[0].rect()
-    assert (outline.x(), outline.y(), outline.width(), outline.height()) == (1, 2, 1, 1)
-    row = panel.view("head_outputs")._selection[0].rect()
-    assert (row.y(), row.height()) == (2, 1)
+    assert selection_frames(panel.view("scores")) == [(1, 2, 1, 1)]
+    assert selection_frames(panel.view("head_outputs")) == [(0, 2, 4, 1)]
 
 
 def test_tooltip_explains_the_hovered_cell(setup, qtbot):
@@ -117,6 +144,8 @@ def test_tooltip_explains_the_hovered_cell(setup, qtbot):
     view = panel.view("weights")
     headline = explain(live.trace, "weights", 0, 2, 1).headline
     assert view.tooltip_text(2, 1).startswith(headline)
+    panel.highlight_stage("weights")  # scrolls the stage column to the view
+    qtbot.wait(100)  # let the scroll area settle
     qtbot.mouseMove(view.graphics.viewport(), _cell_point(view, 2, 1))
     qtbot.waitUntil(lambda: headline.split(" = ")[0] in QToolTip.text(), timeout=2000)
 
@@ -124,36 +153,39 @@ def test_tooltip_explains_the_hovered_cell(setup, qtbot):
 def test_show_values_off_hides_the_numbers(setup):
     _, _, prefs, panel, _ = setup
     view = panel.view("weights")
-    assert len(view.cell_text_values()) == 16
+    assert len(drawn_texts(view)) == 16
     prefs.show_values = False
-    assert view.cell_text_values() == []
+    assert drawn_texts(view) == []
     prefs.show_values = True
-    assert len(view.cell_text_values()) == 16
+    assert len(drawn_texts(view)) == 16
 
 
-def test_text_items_are_reused_between_updates(setup):
+def test_text_items_are_reused_between_updates(setup, qtbot):
     session, live, _, panel, _ = setup
     view = panel.view("scores")
-    items = list(view._texts)
+    qtbot.waitUntil(lambda: len(drawn_texts(view)) == 16)
+    items = [i for i in view.plot.items if isinstance(i, pg.TextItem)]
+    before = drawn_texts(view)
     session.inputs = session.inputs.with_changes(X=session.inputs.X * 2)
     live.recompute_now()
-    assert view._texts == items
-    np.testing.assert_allclose(view.image_data(), live.trace.stage("scores", 0), rtol=1e-5)
+    assert [i for i in view.plot.items if isinstance(i, pg.TextItem)] == items
+    assert drawn_texts(view) != before
+    np.testing.assert_allclose(view.frame.image, live.trace.stage("scores", 0), rtol=1e-5)
 
 
 def test_long_sequences_are_downsampled(setup, qtbot):
     session, live, _, panel, grid = setup
     with qtbot.waitSignal(live.updated, timeout=20000):
         session.load(set_token_count(session.data(), 600))
-    for view in panel.views().values():
-        rows, cols = view.image_data().shape
-        assert rows <= MAX_DISPLAY and cols <= MAX_DISPLAY
-        assert view.cell_text_values() == []
+    for view in map(panel.view, panel.shown_stages()):
+        rows, cols = view.frame.image.shape
+        assert rows <= DISPLAY_LIMIT and cols <= DISPLAY_LIMIT
+        assert drawn_texts(view) == []
     weights = live.trace.stage("weights", 0)  # [600, 600]
-    shown = panel.view("weights").image_data()
+    shown = panel.view("weights").frame.image
     assert shown.shape == (300, 300)
-    np.testing.assert_allclose(shown, weights.reshape(300, 2, 300, 2).mean(axis=(1, 3)), atol=1e-6)
-    assert np.isfinite(panel.view("masked").image_data()).all()
+    np.testing.assert_allclose(shown, weights.reshape(300, 2, 300, 2).max(axis=(1, 3)), atol=1e-6)
+    assert np.isfinite(panel.view("masked").frame.image).all()
     assert grid.head_image(0).shape[0] <= 128
 
 
@@ -161,11 +193,13 @@ def test_downsample_marks_only_fully_hidden_blocks():
     data = np.arange(16, dtype=np.float64).reshape(4, 4)
     data[0, 2:] = -np.inf
     data[1, 3] = -np.inf
-    image, hidden = downsample_for_display(data, limit=2)
+    shrunk = shrink(data, "mean", limit=2)
+    image, hidden = shrunk.image, shrunk.hidden
     np.testing.assert_array_equal(hidden, [[False, False], [False, False]])
     assert image[0, 1] == pytest.approx(6.0)  # only the finite cell (1, 2) counts
     data[1, 2] = -np.inf
-    image, hidden = downsample_for_display(data, limit=2)
+    shrunk = shrink(data, "mean", limit=2)
+    image, hidden = shrunk.image, shrunk.hidden
     np.testing.assert_array_equal(hidden, [[False, True], [False, False]])
     assert np.isfinite(image).all()
 
@@ -178,7 +212,7 @@ def test_heads_grid_click_selects_a_head(setup, qtbot):
     qtbot.mouseClick(grid.graphics.viewport(), Qt.MouseButton.LeftButton, pos=point)
     assert session.selected_head == 1
     assert grid.selected_frame() == 1
-    assert panel.view("weights").title().endswith("head 1")
+    assert panel.view("weights").frame.heading.endswith("head 1")
 
 
 def test_heads_missing_from_the_trace_show_a_placeholder(setup):
@@ -188,8 +222,8 @@ def test_heads_missing_from_the_trace_show_a_placeholder(setup):
     live.updated.emit(partial)
     assert not grid.is_missing(0) and grid.is_missing(1)
     session.selected_head = 1
-    assert "computed on selection" in panel.view("weights").placeholder_text()
-    assert panel.view("concat").placeholder_text() is None
+    assert "computed on selection" in placeholder(panel.view("weights"))
+    assert panel.view("concat").frame is not None
 
 
 def test_single_head_without_projection_hides_concat_and_output(setup):
@@ -209,7 +243,7 @@ def test_context_menu_requests_export_and_copy(setup, qtbot):
     session, _, _, panel, _ = setup
     session.selected_head = 1
     menu = panel.view("scaled").context_menu()
-    export, copy = menu.actions()
+    export, copy = menu.actions()[:2]
     assert export.text() == "Export this view…" and copy.text() == "Copy image"
     with qtbot.waitSignal(panel.export_requested) as exported:
         export.trigger()
@@ -244,16 +278,20 @@ def test_panel_renders_to_a_png(setup, tmp_path):
     assert target.stat().st_size > 10_000
 
 
-def test_numbers_give_way_when_cells_are_too_narrow(setup, qtbot):
+def test_numbers_keep_their_digits_at_any_size_or_give_way(setup, qtbot):
+    """One number policy: a cell reads the same at any view size; a view too small for the
+    numbers at the smallest font hides them (the tooltip has them) instead of cutting digits."""
     session, live, _, panel, _ = setup
     session.load(set_token_count(session.data(), 12))
     live.recompute_now()
-    panel.resize(1100, 850)
-    qtbot.waitUntil(lambda: len(panel.view("weights").cell_text_values()) == 144)
-    panel.resize(420, 700)
-    qtbot.waitUntil(lambda: panel.view("scores").cell_text_values() == [])
+    scores = panel.view("scores")
+    expected = scores.frame.texts  # from the one formatter, 4 decimals
+    assert len(expected) == 144 and all(len(t.split(".")[-1]) <= 4 for t in expected)
     panel.resize(2400, 1400)
-    qtbot.waitUntil(lambda: len(panel.view("scores").cell_text_values()) == 144)
+    qtbot.waitUntil(lambda: drawn_texts(scores) == expected, timeout=10000)
+    panel.resize(420, 700)
+    qtbot.waitUntil(lambda: drawn_texts(scores) == [])
+    assert scores.frame.texts == expected
 
 
 def test_views_reflow_to_the_panel_width_in_pipeline_order(setup, qtbot):
@@ -265,7 +303,7 @@ def test_views_reflow_to_the_panel_width_in_pipeline_order(setup, qtbot):
     qtbot.waitUntil(lambda: weights.y() > scores.y() and weights.x() == scores.x())
     panel.resize(760, 850)
     qtbot.waitUntil(lambda: panel.columns() == 2)
-    assert all(view.isVisible() for view in panel.views().values())
+    assert all(panel.view(stage).isVisible() for stage in panel.shown_stages())
 
 
 def test_narrow_views_keep_the_colour_bar_and_every_token_name_inside(setup, qtbot):
@@ -273,8 +311,8 @@ def test_narrow_views_keep_the_colour_bar_and_every_token_name_inside(setup, qtb
     off the view's edge, and four short token names must all label the key axis."""
     names = ["The", "cat", "sat", "down"]
     _, _, _, panel, _ = setup
-    panel.resize(700, 850)  # two columns of views about 280 px wide
-    qtbot.waitUntil(lambda: panel.columns() == 2)
+    panel.resize(700, 850)  # narrow: the views go one or two side by side
+    qtbot.waitUntil(lambda: panel.columns() <= 2)
     for stage in ("scores", "weights"):
         view = panel.view(stage)
         qtbot.waitUntil(lambda v=view: v.plot.geometry().right() <= v.graphics.width())
@@ -294,7 +332,7 @@ def test_small_matrices_show_enough_digits_to_beat_a_rounded_tutorial(qtbot):
     panel.show()
     qtbot.waitExposed(panel)
     live.recompute_now()
-    texts = panel.view("weights").cell_text_values()  # row-major, 3x3
+    texts = drawn_texts(panel.view("weights"))  # row-major, 3x3
     expected = live.trace.stage("weights", 0)[1]
     assert texts[3:6] == [f"{v:.4f}".rstrip("0") for v in expected]
     assert texts[3] == "0.2483"
@@ -312,7 +350,7 @@ def test_large_sizes_compute_the_selected_head_and_exports_get_every_head(setup,
     live.recompute_now()
     assert list(live.trace.heads) == [1]
     assert not live.trace.has("concat") and not live.trace.has("output")
-    assert "every head" in panel.view("concat").placeholder_text()
+    assert "every head" in placeholder(panel.view("concat"))
     full = live.full_trace()
     assert list(full.heads) == [0, 1] and full.has("concat")
     reference = compute(*_inputs_config(session), tokens=session.tokens)
@@ -329,7 +367,7 @@ def _inputs_config(session):
 
 @pytest.mark.parametrize("stage", ["scores", "head_outputs"])
 def test_levels_ignore_masked_cells_and_match_the_finite_extremes(stage):
-    from attention_explorer.ui.colormaps import levels_for
+    from attention_explorer.display import levels_for
 
     data = np.random.default_rng(3).normal(size=(40, 40)).astype(np.float32)  # [n, m]
     data[np.triu_indices(40, 1)] = -np.inf

@@ -9,7 +9,13 @@ is an :class:`ExportError` with a one-line message.
     export_heads_grid(trace, "weights_grid.svg")
     export_numbers(trace, "scores", 1, "scores_head1.csv")
     export_trace_npz(trace, "trace.npz")
-    export_all(trace, "out/", formats="png,csv")
+    export_all(trace, "out/", formats="png,csv", decimals=2)
+
+A picture draws the same :class:`~attention_explorer.display.DisplayFrame` as the window's view:
+the same title, colour levels, grey "−∞" masked cells, shrink rule and cell digits
+(``decimals=None`` keeps the screen's). ``export_all`` is all-or-nothing (see
+:mod:`.transaction`); token names reach SVG, PDF and CSV without control characters, and CSV
+cells a spreadsheet would run as formulas get a leading quote (:mod:`.safe_text`).
 """
 
 from attention_explorer.export.api import (

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Iterable
 from pathlib import Path
 
 from attention_explorer.engine.trace import Trace
 from attention_explorer.export.atomic import check_folder, write_bytes_atomic
-from attention_explorer.export.colors import SIGNED_STAGES
 from attention_explorer.export.errors import ExportError
 from attention_explorer.export.figure import grid_figure, stage_figure
 from attention_explorer.export.numbers import export_numbers, export_trace_npz
@@ -25,9 +23,11 @@ from attention_explorer.export.stages import (
     computed_stages,
     file_stem,
     is_per_head,
+    is_signed,
     resolve_heads,
     resolve_stage,
 )
+from attention_explorer.export.transaction import FileSet
 
 
 def _format(path: Path, fmt: str | None, allowed: tuple[str, ...]) -> str:
@@ -37,6 +37,15 @@ def _format(path: Path, fmt: str | None, allowed: tuple[str, ...]) -> str:
     if fmt not in allowed:
         raise ExportError(f"unknown format {fmt!r}; choose from {', '.join(allowed)}")
     return fmt
+
+
+def _decimals(decimals: int | None) -> int | None:
+    """``decimals`` checked: None (the stage's, as on screen) or a whole number 0..12."""
+    if decimals is None:
+        return None
+    if isinstance(decimals, bool) or not isinstance(decimals, int) or not 0 <= decimals <= 12:
+        raise ExportError(f"decimals must be a whole number from 0 to 12, got {decimals!r}")
+    return decimals
 
 
 def render_stage_image(
@@ -50,12 +59,23 @@ def render_stage_image(
     show_values: bool | None = None,
     size: tuple[int, int] = DEFAULT_SIZE,
     dpi: float = DEFAULT_DPI,
+    decimals: int | None = None,
+    scale: str = "linear",
 ):
     """The finished picture of one stage and head as a QImage (e.g. for the clipboard)."""
     from attention_explorer.export.targets import render_image
 
-    fig = stage_figure(trace, stage, head, title=title, name=name, cmap=cmap,
-                       show_values=show_values)  # fmt: skip
+    fig = stage_figure(
+        trace,
+        stage,
+        head,
+        title=title,
+        name=name,
+        cmap=cmap,
+        show_values=show_values,
+        decimals=_decimals(decimals),
+        scale=scale,
+    )
     return render_image(fig, size, dpi)
 
 
@@ -72,6 +92,8 @@ def export_stage(
     show_values: bool | None = None,
     size: tuple[int, int] = DEFAULT_SIZE,
     dpi: float = DEFAULT_DPI,
+    decimals: int | None = None,
+    scale: str = "linear",
 ) -> Path:
     """Write one stage and head as a picture (png, svg, pdf) or its numbers (csv, npy).
 
@@ -80,7 +102,9 @@ def export_stage(
     the head and ``name`` (the example or session). ``cmap`` is a colour map name (see
     :func:`colormap_names`; default viridis, or CET-D1 for signed scores). ``show_values``
     writes the numbers in the cells (None: only up to 16x16). ``size`` is (width, height) in
-    pixels; ``dpi`` sets the physical size (and the page size of a PDF).
+    pixels; ``dpi`` sets the physical size (and the page size of a PDF). ``decimals`` is how
+    many decimals the cell numbers get (default: the window's digits, with "≈0" for tiny
+    values); ``scale`` is the weights' colour scale ("linear", "row" or "log").
 
     The file is written under a temporary name and renamed, so an error never leaves a partial
     file. Returns the path; raises :class:`ExportError` with a one-line message.
@@ -91,8 +115,17 @@ def export_stage(
         return export_numbers(trace, stage, head, path, fmt)
     check_folder(path.parent)
     check_size(size, dpi)
-    fig = stage_figure(trace, stage, head, title=title, name=name, cmap=cmap,
-                       show_values=show_values)  # fmt: skip
+    fig = stage_figure(
+        trace,
+        stage,
+        head,
+        title=title,
+        name=name,
+        cmap=cmap,
+        show_values=show_values,
+        decimals=_decimals(decimals),
+        scale=scale,
+    )
     from attention_explorer.export.targets import picture_bytes
 
     return write_bytes_atomic(path, picture_bytes(fig, fmt, size, dpi))
@@ -111,6 +144,8 @@ def export_heads_grid(
     show_values: bool | None = None,
     size: tuple[int, int] = DEFAULT_SIZE,
     dpi: float = DEFAULT_DPI,
+    decimals: int | None = None,
+    scale: str = "linear",
 ) -> Path:
     """Write every head of a per-head stage (default weights) as one grid picture.
 
@@ -120,8 +155,17 @@ def export_heads_grid(
     fmt = _format(path, fmt, PICTURE_FORMATS)
     check_folder(path.parent)
     check_size(size, dpi)
-    fig = grid_figure(trace, stage, heads, title=title, name=name, cmap=cmap,
-                      show_values=show_values)  # fmt: skip
+    fig = grid_figure(
+        trace,
+        stage,
+        heads,
+        title=title,
+        name=name,
+        cmap=cmap,
+        show_values=show_values,
+        decimals=_decimals(decimals),
+        scale=scale,
+    )
     from attention_explorer.export.targets import picture_bytes
 
     return write_bytes_atomic(path, picture_bytes(fig, fmt, size, dpi))
@@ -179,39 +223,39 @@ def export_all(
     show_values: bool | None = None,
     size: tuple[int, int] = DEFAULT_SIZE,
     dpi: float = DEFAULT_DPI,
+    decimals: int | None = None,
+    scale: str = "linear",
 ) -> list[Path]:
     """Write every stage and head (or those chosen) into ``folder``, named predictably.
 
     Per-head stages: ``weights_head0.png``; shared stages: ``concat.png``, ``output.csv``;
     grids of all heads: ``weights_grid.png``; ``npz``: ``trace.npz``. Everything is checked
-    before the first file is written; if writing fails part-way (say the disk fills up), the
-    files this call created are removed again. ``signed_cmap``, when given, replaces ``cmap``
+    before the first file is written, and the export is all-or-nothing: every file is
+    written under a hidden name first and then moved into place; if anything fails (say the
+    disk fills up), files it replaced are restored and new ones removed. ``decimals`` and
+    ``scale`` as :func:`export_stage`. ``signed_cmap``, when given, replaces ``cmap``
     for the signed score stages (scores, scaled, masked). Returns the paths written.
     """
     folder = check_folder(folder)
     plan = plan_exports(trace, stages, heads, formats, grid)
     if any(fmt in PICTURE_FORMATS for *_, fmt in plan):
         check_size(size, dpi)
-    options = dict(name=name, show_values=show_values, size=size, dpi=dpi)
-    written: list[Path] = []
-    created: list[Path] = []
-    try:
+    options = dict(
+        name=name,
+        show_values=show_values,
+        size=size,
+        dpi=dpi,
+        decimals=_decimals(decimals),
+        scale=scale,
+    )
+    with FileSet(folder) as files:
         for filename, stage, head, fmt in plan:
-            path = folder / filename
-            existed = path.exists()
-            options["cmap"] = signed_cmap if signed_cmap and stage in SIGNED_STAGES else cmap
+            path = files.staging(filename)
+            options["cmap"] = signed_cmap if signed_cmap and is_signed(stage) else cmap
             if fmt == "npz":
                 export_trace_npz(trace, path)
             elif fmt in PICTURE_FORMATS and is_per_head(stage) and head is None:
                 export_heads_grid(trace, path, stage, fmt, heads=heads, **options)
             else:
                 export_stage(trace, stage, head, path, fmt, **options)
-            written.append(path)
-            if not existed:
-                created.append(path)
-    except BaseException:
-        for path in created:
-            with contextlib.suppress(OSError):
-                path.unlink()
-        raise
-    return written
+    return files.targets()

@@ -6,30 +6,42 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from attention_explorer.display import DisplayFrame, build_frame, stage_heading
+from attention_explorer.display.levels import colorbar_ticks, levels_for
+from attention_explorer.display.shrink import block_labels
 from attention_explorer.engine.trace import Trace
-from attention_explorer.export.colors import color_levels, default_cmap, lookup_table
-from attention_explorer.export.downsample import MAX_CELLS, block_labels, block_reduce
-from attention_explorer.export.stages import (
-    axis_names,
-    resolve_head,
-    resolve_heads,
-    resolve_stage,
-    stage_matrix,
-    stage_title,
-)
-
-#: Values are written in the cells automatically up to this many rows and columns.
-AUTO_VALUES_MAX = 16
+from attention_explorer.export.colors import default_cmap, lookup_table
+from attention_explorer.export.safe_text import plain_text
+from attention_explorer.export.stages import axis_names, resolve_head, resolve_heads, resolve_stage
+from attention_explorer.stages import stage as catalogue_stage
 
 
 @dataclass
 class Panel:
-    """One heatmap: a 2-D matrix (non-finite = masked) and its row and column labels."""
+    """One heatmap: the shown cells, which are masked, their texts and their labels.
+
+    ``values [r, c]`` are in colour-scale units (finite); ``hidden [r, c]`` marks masked cells;
+    ``texts`` has one string per cell, row by row (empty: no numbers to write).
+    """
 
     values: np.ndarray
+    hidden: np.ndarray
+    texts: list[str]
     row_labels: tuple[str, ...]
     col_labels: tuple[str, ...]
     title: str = ""
+
+    @classmethod
+    def from_frame(cls, frame: DisplayFrame, title: str = "") -> Panel:
+        """The panel that draws ``frame`` (block labels where cells are blocks)."""
+        return cls(
+            values=frame.image,
+            hidden=frame.hidden,
+            texts=frame.texts,
+            row_labels=tuple(map(plain_text, block_labels(frame.row_labels, frame.block[0]))),
+            col_labels=tuple(map(plain_text, block_labels(frame.col_labels, frame.block[1]))),
+            title=plain_text(title),
+        )
 
 
 @dataclass
@@ -40,6 +52,7 @@ class Figure:
     title: str
     subtitle: str
     levels: tuple[float, float]
+    ticks: list[tuple[float, str]]
     cmap: str
     row_axis: str
     col_axis: str
@@ -47,18 +60,22 @@ class Figure:
     columns: int = 0  # panels per grid row; 0 = whatever makes cells largest
     auto_values: bool = True  # values were not asked for explicitly: hide them when tiny
     col_group: int = 0  # draw a divider every this many columns (concat: one block per head)
+    scale_caption: str = ""  # how the colour bar reads when not linear ("÷ row max")
     notes: list[str] = field(default_factory=list)
 
     @property
     def has_masked(self) -> bool:
-        """True when some cell is masked (drawn hatched, with a legend)."""
-        return any(not np.isfinite(p.values).all() for p in self.panels)
+        """True when some cell is masked (drawn grey with "−∞", with a legend)."""
+        return any(p.hidden.any() for p in self.panels)
 
 
 def _describe(trace: Trace, stage: str) -> str:
     config = trace.config
-    parts = [f"{trace.n_queries}×{trace.n_keys} tokens" if trace.n_keys != trace.n_queries
-             else f"{trace.n_queries} tokens"]  # fmt: skip
+    parts = [
+        f"{trace.n_queries}×{trace.n_keys} tokens"
+        if trace.n_keys != trace.n_queries
+        else f"{trace.n_queries} tokens"
+    ]
     if stage in ("scaled", "masked", "weights", "head_outputs", "concat", "output"):
         parts.append(f"scale {trace.scale:.4g}")
         if config.temperature != 1.0:
@@ -77,28 +94,34 @@ def _with_name(default: str, name: str | None) -> str:
     return f"{default} · {name}" if name and name.strip() not in ("", "Untitled") else default
 
 
-def _panel(trace: Trace, stage: str, head: int | None, title: str = "") -> tuple[Panel, str]:
-    values = stage_matrix(trace, stage, head)
-    rows, cols = values.shape
-    how = "max" if stage == "weights" else "mean"
-    reduced, fr, fc = block_reduce(values, MAX_CELLS, how)
-    note = ""
-    if (fr, fc) != (1, 1):
-        note = (f"{rows}×{cols} shown as {reduced.shape[0]}×{reduced.shape[1]} blocks "
-                f"of {fr}×{fc} (block {how})")  # fmt: skip
-    panel = Panel(
-        values=reduced,
-        row_labels=block_labels(tuple(trace.row_labels(stage)), fr),
-        col_labels=block_labels(tuple(trace.col_labels(stage)), fc),
-        title=title,
-    )
-    return panel, note
-
-
 def _auto_values(show_values: bool | None, panels: list[Panel]) -> bool:
     if show_values is not None:
-        return bool(show_values)
-    return all(max(p.values.shape) <= AUTO_VALUES_MAX for p in panels)
+        return bool(show_values) and all(p.texts for p in panels)
+    return all(p.texts for p in panels)
+
+
+def _frames_figure(trace, stage, frames, panels, *, title, cmap, show_values):
+    entry = catalogue_stage(stage)
+    levels, ticks = frames[0].levels, frames[0].ticks
+    if len(frames) > 1 and entry.fixed_levels is None and frames[0].scale_caption == "":
+        levels = levels_for(stage, np.stack([trace.stage(stage, f.head) for f in frames]))
+        ticks = colorbar_ticks(levels)
+    row_axis, col_axis = axis_names(stage)
+    grouped = stage == "concat" and trace.config.heads > 1
+    return Figure(
+        panels=panels,
+        title=plain_text(title),
+        subtitle=plain_text(_describe(trace, stage)),
+        levels=levels,
+        ticks=ticks,
+        cmap=cmap,
+        row_axis=row_axis,
+        col_axis=col_axis,
+        show_values=_auto_values(show_values, panels),
+        auto_values=show_values is None,
+        col_group=trace.config.value_dim if grouped and frames[0].block == (1, 1) else 0,
+        scale_caption=frames[0].scale_caption,
+    )
 
 
 def stage_figure(
@@ -110,29 +133,29 @@ def stage_figure(
     name: str | None = None,
     cmap: str | None = None,
     show_values: bool | None = None,
+    decimals: int | None = None,
+    scale: str = "linear",
 ) -> Figure:
-    """The figure of one stage and head (head ignored for shared stages).
+    """The figure of one stage and head (head ignored for shared stages): the same
+    :class:`~attention_explorer.display.DisplayFrame` the window draws.
 
-    ``title`` replaces the default ("Attention weights · head 0 · NAME").
+    ``title`` replaces the default (the window's title, e.g. "softmax weights · head 0", and
+    ``name``). ``decimals`` defaults to the stage's (the screen's digits); ``scale`` is the
+    weights' colour scale (linear, row, log).
     """
     stage = resolve_stage(trace, stage)
     head = resolve_head(trace, stage, head)
     cmap = cmap or default_cmap(stage)
     lookup_table(cmap)  # unknown names fail before any drawing
-    panel, note = _panel(trace, stage, head)
-    default = stage_title(stage) + (f" · head {head}" if head is not None else "")
-    row_axis, col_axis = axis_names(stage)
-    return Figure(
-        panels=[panel],
-        title=title or _with_name(default, name),
-        subtitle=" · ".join(p for p in (_describe(trace, stage), note) if p),
-        levels=color_levels(stage, panel.values),
+    frame = build_frame(trace, stage, head, scale=scale, decimals=decimals)
+    return _frames_figure(
+        trace,
+        stage,
+        [frame],
+        [Panel.from_frame(frame)],
+        title=title or _with_name(frame.heading, name),
         cmap=cmap,
-        row_axis=row_axis,
-        col_axis=col_axis,
-        show_values=_auto_values(show_values, [panel]),
-        auto_values=show_values is None,
-        col_group=trace.config.value_dim if stage == "concat" and trace.config.heads > 1 else 0,
+        show_values=show_values,
     )
 
 
@@ -145,6 +168,8 @@ def grid_figure(
     name: str | None = None,
     cmap: str | None = None,
     show_values: bool | None = None,
+    decimals: int | None = None,
+    scale: str = "linear",
 ) -> Figure:
     """One panel per head of a per-head stage, sharing one colour scale and colour bar."""
     stage = resolve_stage(trace, stage)
@@ -152,22 +177,17 @@ def grid_figure(
     chosen = resolve_heads(trace, heads)
     cmap = cmap or default_cmap(stage)
     lookup_table(cmap)
-    panels, notes = [], []
-    for head in chosen:
-        panel, note = _panel(trace, stage, head, title=f"head {head}")
-        panels.append(panel)
-        notes.append(note)
-    every = np.concatenate([p.values.ravel() for p in panels])
-    default = f"{stage_title(stage)} · all heads"
-    row_axis, col_axis = axis_names(stage)
-    return Figure(
-        panels=panels,
-        title=title or _with_name(default, name),
-        subtitle=" · ".join(p for p in (_describe(trace, stage), notes[0]) if p),
-        levels=color_levels(stage, every),
+    frames = [build_frame(trace, stage, h, scale=scale, decimals=decimals) for h in chosen]
+    panels = [Panel.from_frame(f, title=f"head {f.head}") for f in frames]
+    heading = stage_heading(trace, stage, None, "all heads")
+    note = frames[0].heading.partition(f"head {frames[0].head}")[2].lstrip(" ·")
+    heading = " · ".join(p for p in (heading, note) if p)
+    return _frames_figure(
+        trace,
+        stage,
+        frames,
+        panels,
+        title=title or _with_name(heading, name),
         cmap=cmap,
-        row_axis=row_axis,
-        col_axis=col_axis,
-        show_values=_auto_values(show_values, panels),
-        auto_values=show_values is None,
+        show_values=show_values,
     )

@@ -11,7 +11,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from attention_explorer.export.figure import Figure
-from attention_explorer.export.text import nice_ticks, tick_text
 
 Measure = Callable[[str, float, bool], tuple[float, float]]
 
@@ -49,7 +48,7 @@ class Layout:
     col_axis_y: float  # baseline of the column-axis title
     bar: tuple[float, float, float, float]  # colour bar (x, y, w, h)
     bar_px: float
-    bar_ticks: list[float]
+    bar_ticks: list[tuple[float, str]]  # (value in colour-scale units, label)
     legend_y: float  # top of the "masked" legend swatch
     columns: int
     rows: int
@@ -83,8 +82,9 @@ def _left_overflow(widths: list[float], height: float, angle: int, pitch: float,
     if angle != 45:
         return 0.0
     c = math.sqrt(0.5)
-    reach = [w * c + height / 2 * c - (j + 0.5) * pitch for j, w in enumerate(widths)
-             if j % stride == 0]  # fmt: skip
+    reach = [
+        w * c + height / 2 * c - (j + 0.5) * pitch for j, w in enumerate(widths) if j % stride == 0
+    ]
     return max([0.0, *reach])
 
 
@@ -103,7 +103,7 @@ def compute_layout(fig: Figure, width: float, height: float, dpi: float, measure
     label_limit = max(base * 4, width * MAX_LABEL_FRACTION)
 
     def fit_title(px: float) -> float:
-        while px > base * 0.8 and measure(fig.title, px, True)[0] > width - 2 * pad:
+        while px > base * 0.45 and measure(fig.title, px, True)[0] > width - 2 * pad:
             px *= 0.94
         return px
 
@@ -112,11 +112,14 @@ def compute_layout(fig: Figure, width: float, height: float, dpi: float, measure
     sub_h = measure("Ag", sub_px, False)[1] if fig.subtitle else 0.0
     top = pad + title_h + (sub_h + base * 0.2 if fig.subtitle else 0.0) + base * 0.9
     axis_h = measure("Ag", axis_px, False)[1]
-    ticks = nice_ticks(*fig.levels)
-    bar_label_w = max(measure(tick_text(t, ticks), bar_px, False)[0] for t in ticks)
+    ticks = fig.ticks
+    bar_label_w = max((measure(label, bar_px, False)[0] for _, label in ticks), default=0.0)
+    if fig.scale_caption:
+        bar_label_w = max(bar_label_w, measure(fig.scale_caption, bar_px, False)[0])
     bar_w = base * 0.9
     bar_gap = base * 0.9
-    legend_w = bar_w + base * 0.4 + measure("masked", bar_px, False)[0] if fig.has_masked else 0
+    legend_text = measure("masked (−∞)", bar_px, False)[0]
+    legend_w = bar_w + base * 0.4 + legend_text if fig.has_masked else 0
     right = bar_gap + max(bar_w + base * 0.3 + bar_label_w, legend_w) + pad
     panel_title_h = measure("Ag", panel_title_px, True)[1] * 1.35 if multi else 0.0
     panel_gap = base * 1.1 if multi else 0.0
@@ -141,14 +144,23 @@ def compute_layout(fig: Figure, width: float, height: float, dpi: float, measure
         avail_h = height - top - bottom
         grid_cols, grid_rows = _grid_shape(count, fig.columns, avail_w, avail_h)
         pw = max(1.0, (avail_w - (grid_cols - 1) * panel_gap) / grid_cols)
-        ph = max(1.0, (avail_h - grid_rows * panel_title_h - (grid_rows - 1) * panel_gap)
-                 / grid_rows)  # fmt: skip
+        ph = max(
+            1.0, (avail_h - grid_rows * panel_title_h - (grid_rows - 1) * panel_gap) / grid_rows
+        )
         side = min(pw / cols0, ph / rows0)
         hw = max(cols0 * side, min(pw, MIN_SIDE_FRACTION * ph))
         hh = max(rows0 * side, min(ph, MIN_SIDE_FRACTION * pw))
-        return dict(label_h=label_h, col_w=col_w, row_block=row_block, bottom=bottom,
-                    label_extent=label_extent, grid_cols=grid_cols, grid_rows=grid_rows,
-                    hw=hw, hh=hh)  # fmt: skip
+        return dict(
+            label_h=label_h,
+            col_w=col_w,
+            row_block=row_block,
+            bottom=bottom,
+            label_extent=label_extent,
+            grid_cols=grid_cols,
+            grid_rows=grid_rows,
+            hw=hw,
+            hh=hh,
+        )
 
     def labels_for(g) -> tuple[float, int, int, int]:
         pitch_c, pitch_r = g["hw"] / cols0, g["hh"] / rows0
@@ -183,20 +195,36 @@ def compute_layout(fig: Figure, width: float, height: float, dpi: float, measure
     heat = []
     for index in range(count):
         gr, gc = divmod(index, grid_cols)
-        heat.append((x0 + gc * (hw + panel_gap),
-                     y0 + gr * (hh + panel_title_h + panel_gap), hw, hh))  # fmt: skip
+        heat.append(
+            (x0 + gc * (hw + panel_gap), y0 + gr * (hh + panel_title_h + panel_gap), hw, hh)
+        )
     grid_bottom = y0 - panel_title_h + grid_h
     bar = (x0 + grid_w + bar_gap, y0, bar_w, grid_bottom - y0)
     return Layout(
-        width=width, height=height, base=base, pad=pad, title_px=title_px,
+        width=width,
+        height=height,
+        base=base,
+        pad=pad,
+        title_px=title_px,
         title_y=pad + measure("Ag", title_px, True)[1] * 0.78,
         subtitle_y=pad + title_h + base * 0.2 + sub_h * 0.78,
         center_x=(x0 - left_block + (x0 + grid_w + bar_x_extent)) / 2,
-        heat=heat, panel_title_px=panel_title_px, panel_title_h=panel_title_h, tick_px=tick_px,
+        heat=heat,
+        panel_title_px=panel_title_px,
+        panel_title_h=panel_title_h,
+        tick_px=tick_px,
         row_stride=row_stride,
-        col_stride=col_stride, col_angle=angle, tick_gap=tick_gap, label_limit=label_limit,
-        axis_px=axis_px, row_axis_x=x0 - row_block - base * 0.5 - axis_h / 2,
+        col_stride=col_stride,
+        col_angle=angle,
+        tick_gap=tick_gap,
+        label_limit=label_limit,
+        axis_px=axis_px,
+        row_axis_x=x0 - row_block - base * 0.5 - axis_h / 2,
         col_axis_y=grid_bottom + tick_gap + label_extent + base * 0.5 + axis_h * 0.78,
-        bar=bar, bar_px=bar_px, bar_ticks=ticks, legend_y=grid_bottom + base * 0.6,
-        columns=grid_cols, rows=grid_rows,
-    )  # fmt: skip
+        bar=bar,
+        bar_px=bar_px,
+        bar_ticks=ticks,
+        legend_y=grid_bottom + base * 0.6,
+        columns=grid_cols,
+        rows=grid_rows,
+    )

@@ -18,6 +18,7 @@ from attention_explorer.engine.trace import ALL_STAGES, Trace
 from attention_explorer.export.atomic import atomic_file, write_bytes_atomic
 from attention_explorer.export.errors import ExportError
 from attention_explorer.export.options import DATA_FORMATS
+from attention_explorer.export.safe_text import csv_label
 from attention_explorer.export.stages import axis_names, resolve_head, resolve_stage
 
 
@@ -32,7 +33,8 @@ def csv_text(trace: Trace, stage: str, head: int | None) -> str:
     """One stage and head as CSV: a header of column labels, then one labelled row per row.
 
     The corner cell names the axes (``queries \\ keys``). Values round-trip exactly; masked
-    cells read ``-inf``.
+    cells read ``-inf``. Token names never carry control characters, and a name a spreadsheet
+    would run as a formula ("=1+1") is written with a leading single quote.
     """
     stage = resolve_stage(trace, stage)
     head = resolve_head(trace, stage, head)
@@ -40,9 +42,10 @@ def csv_text(trace: Trace, stage: str, head: int | None) -> str:
     rows_name, cols_name = axis_names(stage)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow([f"{rows_name} \\ {cols_name}", *trace.col_labels(stage)])
+    header = [csv_label(label) for label in trace.col_labels(stage)]
+    writer.writerow([f"{rows_name} \\ {cols_name}", *header])
     for label, row in zip(trace.row_labels(stage), array):
-        writer.writerow([label, *(_number(v, array.dtype) for v in row)])
+        writer.writerow([csv_label(label), *(_number(v, array.dtype) for v in row)])
     return out.getvalue()
 
 

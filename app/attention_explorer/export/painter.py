@@ -8,19 +8,17 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter, QPainterPath, QPen
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter, QPen
 
-from attention_explorer.export.colors import lookup_table, map_colors, text_color_for
+from attention_explorer.display.cells import cell_rgb, dark_text
+from attention_explorer.export.colors import lookup_table
 from attention_explorer.export.figure import Figure, Panel
 from attention_explorer.export.layout import Layout, compute_layout
-from attention_explorer.export.text import cell_texts, tick_text
+from attention_explorer.stages import MASKED_RGB, MASKED_TEXT
 
 INK = QColor(34, 34, 34)
 MUTED = QColor(96, 96, 96)
 FRAME = QColor(150, 150, 150)
-MASKED_FILL = QColor(236, 236, 236)
-MASKED_LINE = QColor(168, 168, 168)
-MASKED_RGB = (200, 200, 200)  # plain masked cells, when too small for stripes
 #: Matrices with more cells than this are drawn as one image instead of one rectangle per cell.
 MAX_RECT_CELLS = 64 * 64
 FONT_FAMILIES = ["DejaVu Sans", "Segoe UI", "Helvetica Neue", "Arial", "Liberation Sans"]
@@ -62,20 +60,27 @@ def paint_figure(painter: QPainter, fig: Figure, width: float, height: float, dp
     painter.fillRect(QRectF(0, 0, width, height), QColor(255, 255, 255))
     _titles(painter, fig, lay, fonts)
     count = len(fig.panels)
-    striped = True
     for index, (panel, rect) in enumerate(zip(fig.panels, lay.heat)):
         x, y, w, h = rect
         column = index % lay.columns
-        striped = _cells(painter, fig, panel, QRectF(x, y, w, h), lay, fonts) and striped
+        _cells(painter, fig, panel, QRectF(x, y, w, h), lay, fonts)
         if panel.title:
-            _text(painter, fonts, panel.title, lay.panel_title_px, x + w / 2,
-                  y - lay.panel_title_h * 0.5, bold=True, align="center")  # fmt: skip
+            _text(
+                painter,
+                fonts,
+                panel.title,
+                lay.panel_title_px,
+                x + w / 2,
+                y - lay.panel_title_h * 0.5,
+                bold=True,
+                align="center",
+            )
         if column == 0:
             _row_labels(painter, panel, rect, lay, fonts)
         if index + lay.columns >= count:
             _col_labels(painter, panel, rect, lay, fonts)
     _axis_titles(painter, fig, lay, fonts)
-    _colorbar(painter, fig, lay, fonts, striped)
+    _colorbar(painter, fig, lay, fonts)
 
 
 def _text(painter, fonts, text, px, x, y, bold=False, align="left", color=INK) -> None:
@@ -107,44 +112,46 @@ def _titles(painter, fig: Figure, lay: Layout, fonts: _Fonts) -> None:
         painter.drawText(QPointF(lay.center_x - m.horizontalAdvance(sub) / 2, lay.subtitle_y), sub)
 
 
-def _cells(painter, fig: Figure, panel: Panel, rect: QRectF, lay: Layout, fonts: _Fonts) -> bool:
-    """Draw one heatmap; return True when masked cells got stripes (False: plain grey)."""
+def _positions(values: np.ndarray, levels: tuple[float, float]) -> np.ndarray:
+    low, high = levels
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.clip((values.astype(np.float64) - low) / (high - low), 0.0, 1.0)  # [r, c]
+
+
+def _cells(painter, fig: Figure, panel: Panel, rect: QRectF, lay: Layout, fonts: _Fonts) -> None:
+    """Draw one heatmap: colours from the map, masked cells in MASKED_RGB (as on screen)."""
     values = panel.values
     rows, cols = values.shape
     cw, ch = rect.width() / cols, rect.height() / rows
-    finite = np.isfinite(values)
-    rgb = map_colors(values, fig.levels, fig.cmap)  # [rows, cols, 3]
+    finite = ~panel.hidden
+    rgb = cell_rgb(_positions(values, fig.levels), panel.hidden, lookup_table(fig.cmap))
     if rows * cols > MAX_RECT_CELLS or min(cw, ch) < 3:
-        _cells_as_image(painter, rgb, finite, rect)
+        _cells_as_image(painter, rgb, rect)
         painter.setPen(QPen(FRAME, max(0.5, lay.base * 0.05)))
         painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.drawRect(rect)
-        return False
+        return
     gap = min(cw, ch) * 0.05 if min(cw, ch) >= 14 else 0.0
     painter.setPen(Qt.PenStyle.NoPen)
     painter.setRenderHint(QPainter.RenderHint.Antialiasing, gap > 0)
     grow = 0.0 if gap else 0.5  # overlap neighbours slightly: no hairline seams
-    hatch = min(cw, ch) >= 2.5 * _hatch_step(lay.base)
     for i in range(rows):
         for j in range(cols):
-            cell = QRectF(rect.x() + j * cw + gap / 2, rect.y() + i * ch + gap / 2,
-                          cw - gap + (grow if j < cols - 1 else 0),
-                          ch - gap + (grow if i < rows - 1 else 0))  # fmt: skip
-            if finite[i, j]:
-                painter.fillRect(cell, QColor(*(int(c) for c in rgb[i, j])))
-            elif hatch:
-                _hatch(painter, cell, lay.base)
-            else:  # too small for visible stripes: plain grey, as in the legend's fill
-                painter.fillRect(cell, QColor(*MASKED_RGB))
+            cell = QRectF(
+                rect.x() + j * cw + gap / 2,
+                rect.y() + i * ch + gap / 2,
+                cw - gap + (grow if j < cols - 1 else 0),
+                ch - gap + (grow if i < rows - 1 else 0),
+            )
+            painter.fillRect(cell, QColor(*(int(c) for c in rgb[i, j])))
     painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
     if not gap:
         painter.setPen(QPen(FRAME, max(0.5, lay.base * 0.05)))
         painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.drawRect(rect)
     _dividers(painter, fig, panel, rect, lay)
-    if fig.show_values:
-        _values(painter, fig, values, rgb, finite, rect, cw, ch, lay, fonts)
-    return hatch
+    if fig.show_values and panel.texts:
+        _values(painter, fig, panel, rgb, finite, rect, cw, ch, lay, fonts)
 
 
 def _dividers(painter, fig: Figure, panel: Panel, rect: QRectF, lay: Layout) -> None:
@@ -159,60 +166,35 @@ def _dividers(painter, fig: Figure, panel: Panel, rect: QRectF, lay: Layout) -> 
         painter.drawLine(QPointF(x, rect.top()), QPointF(x, rect.bottom()))
 
 
-def _cells_as_image(painter, rgb: np.ndarray, finite: np.ndarray, rect: QRectF) -> None:
+def _cells_as_image(painter, rgb: np.ndarray, rect: QRectF) -> None:
     """Draw many cells as one image, upscaled by whole pixels so viewers never blur it."""
-    rgb = np.where(finite[..., None], rgb, np.array(MASKED_RGB, dtype=np.uint8))
-    rows, cols = finite.shape
+    rows, cols = rgb.shape[:2]
     ky = max(1, min(int(rect.height() // rows), 2048 // rows))
     kx = max(1, min(int(rect.width() // cols), 2048 // cols))
     big = np.ascontiguousarray(np.repeat(np.repeat(rgb, ky, axis=0), kx, axis=1), np.uint8)
-    image = QImage(big.data, big.shape[1], big.shape[0], big.strides[0],
-                   QImage.Format.Format_RGB888).copy()  # fmt: skip
+    image = QImage(
+        big.data, big.shape[1], big.shape[0], big.strides[0], QImage.Format.Format_RGB888
+    ).copy()
     painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, False)
     painter.drawImage(rect, image)
 
 
-def _hatch_step(base: float) -> float:
-    return max(3.0, base * 0.45)
-
-
-def _hatch(painter, cell: QRectF, base: float) -> None:
-    """A masked cell: light grey with diagonal lines."""
-    painter.fillRect(cell, MASKED_FILL)
-    painter.save()
-    painter.setClipRect(cell)
-    painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
-    painter.setPen(QPen(MASKED_LINE, max(0.6, base * 0.06)))
-    step = _hatch_step(base)
-    path = QPainterPath()
-    offset = -cell.height()
-    while offset < cell.width():
-        path.moveTo(cell.left() + offset, cell.bottom())
-        path.lineTo(cell.left() + offset + cell.height(), cell.top())
-        offset += step
-    painter.drawPath(path)
-    painter.restore()
-    painter.setPen(Qt.PenStyle.NoPen)
-
-
-def _values(
-    painter, fig: Figure, values, rgb, finite, rect, cw, ch, lay: Layout, fonts: _Fonts
-) -> None:
-    """Each cell's number, dark or white, whichever contrasts more with the cell."""
-    rows, cols = values.shape
-    texts = cell_texts(values)
+def _values(painter, fig: Figure, panel: Panel, rgb, finite, rect, cw, ch, lay, fonts) -> None:
+    """Each cell's text (the window's digits), black or white by the same contrast rule."""
+    rows, cols = panel.values.shape
+    texts = panel.texts
     px = min(lay.base * 0.8, ch * 0.42)
-    widest = max(fonts.measure(t, px, False)[0] for row in texts for t in row) or 1.0
-    px = min(px, px * cw * 0.78 / widest)
+    widest = max(fonts.measure(t, px, False)[0] for t in texts) or 1.0
+    px = min(px, px * cw * 0.86 / widest)
     if px < (lay.base * 0.5 if fig.auto_values else 4.0):
         return  # too small to read
-    dark = text_color_for(rgb)
+    dark = dark_text(rgb)  # [rows, cols]
     light = QColor(255, 255, 255)
     for i in range(rows):
         for j in range(cols):
-            color = (INK if dark[i, j] else light) if finite[i, j] else MUTED
-            _text(painter, fonts, texts[i][j], px, rect.x() + (j + 0.5) * cw,
-                  rect.y() + (i + 0.5) * ch, align="center", color=color)  # fmt: skip
+            color = INK if dark[i, j] else light
+            x, y = rect.x() + (j + 0.5) * cw, rect.y() + (i + 0.5) * ch
+            _text(painter, fonts, texts[i * cols + j], px, x, y, align="center", color=color)
 
 
 def _row_labels(painter, panel: Panel, rect, lay: Layout, fonts: _Fonts) -> None:
@@ -220,8 +202,15 @@ def _row_labels(painter, panel: Panel, rect, lay: Layout, fonts: _Fonts) -> None
     pitch = h / len(panel.row_labels)
     for i in range(0, len(panel.row_labels), lay.row_stride):
         label = _elide(fonts, panel.row_labels[i], lay.tick_px, lay.label_limit)
-        _text(painter, fonts, label, lay.tick_px, x - lay.tick_gap, y + (i + 0.5) * pitch,
-              align="right")  # fmt: skip
+        _text(
+            painter,
+            fonts,
+            label,
+            lay.tick_px,
+            x - lay.tick_gap,
+            y + (i + 0.5) * pitch,
+            align="right",
+        )
 
 
 def _col_labels(painter, panel: Panel, rect, lay: Layout, fonts: _Fonts) -> None:
@@ -263,10 +252,10 @@ def _axis_titles(painter, fig: Figure, lay: Layout, fonts: _Fonts) -> None:
     painter.restore()
 
 
-def _colorbar(painter, fig: Figure, lay: Layout, fonts: _Fonts, striped: bool) -> None:
+def _colorbar(painter, fig: Figure, lay: Layout, fonts: _Fonts) -> None:
     x, y, w, h = lay.bar
     table = lookup_table(fig.cmap)[::-1]  # top = high
-    strip = np.ascontiguousarray(np.repeat(table[:, None, :], 1, axis=1), np.uint8)
+    strip = np.ascontiguousarray(table[:, None, :], np.uint8)
     image = QImage(strip.data, 1, 256, strip.strides[0], QImage.Format.Format_RGB888).copy()
     painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, True)
     painter.drawImage(QRectF(x, y, w, h), image)
@@ -275,22 +264,28 @@ def _colorbar(painter, fig: Figure, lay: Layout, fonts: _Fonts, striped: bool) -
     painter.setBrush(Qt.BrushStyle.NoBrush)
     painter.drawRect(QRectF(x, y, w, h))
     low, high = fig.levels
-    for value in lay.bar_ticks:
+    for value, label in lay.bar_ticks:
         ty = y + h * (high - value) / (high - low)
         painter.setPen(QPen(INK, line))
         painter.drawLine(QPointF(x + w, ty), QPointF(x + w + lay.base * 0.25, ty))
-        _text(painter, fonts, tick_text(value, lay.bar_ticks), lay.bar_px,
-              x + w + lay.base * 0.4, ty)  # fmt: skip
+        _text(painter, fonts, label, lay.bar_px, x + w + lay.base * 0.4, ty)
+    if fig.scale_caption:
+        _text(painter, fonts, fig.scale_caption, lay.bar_px, x, y - lay.base * 0.6, color=MUTED)
     if fig.has_masked:
         swatch = QRectF(x, lay.legend_y, w, w)
-        if striped:
-            _hatch(painter, swatch, lay.base)
-        else:
-            painter.fillRect(swatch, QColor(*MASKED_RGB))
+        painter.fillRect(swatch, QColor(*MASKED_RGB))
         painter.setPen(QPen(FRAME, line))
         painter.drawRect(swatch)
-        _text(painter, fonts, "masked", lay.bar_px, x + w + lay.base * 0.4, swatch.center().y(),
-              color=MUTED)  # fmt: skip
+        label = f"masked ({MASKED_TEXT})"
+        _text(
+            painter,
+            fonts,
+            label,
+            lay.bar_px,
+            x + w + lay.base * 0.4,
+            swatch.center().y(),
+            color=MUTED,
+        )
 
 
 def heatmap_rects(fig: Figure, size: tuple[int, int], dpi: float) -> list[QRectF]:

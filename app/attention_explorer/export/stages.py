@@ -1,4 +1,4 @@
-"""Which stages and heads can be exported, with titles and axis names for the pictures."""
+"""Which stages and heads can be exported, and their axis names (read from the catalogue)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import numpy as np
 
 from attention_explorer.engine.trace import ALL_STAGES, PER_HEAD_STAGES, Trace
 from attention_explorer.export.errors import ExportError
+from attention_explorer.stages import stage as catalogue_stage
 
 #: Other names people use for a stage.
 ALIASES = {
@@ -17,22 +18,6 @@ ALIASES = {
     "probabilities": "weights",
     "W_O": "output",
     "wo": "output",
-}
-
-TITLES = {
-    "X": "Embeddings X",
-    "X_kv": "Key/value embeddings X_kv",
-    "Q": "Queries Q",
-    "K": "Keys K",
-    "V": "Values V",
-    "scores": "Scores Q·Kᵀ",
-    "scaled": "Scaled scores",
-    "mask": "Mask (1 = may attend)",
-    "masked": "Masked scores",
-    "weights": "Attention weights",
-    "head_outputs": "Head output (weights·V)",
-    "concat": "Concatenated heads",
-    "output": "Output (concat·W_O)",
 }
 
 
@@ -109,19 +94,14 @@ def stage_matrix(trace: Trace, stage: str, head: int | None) -> np.ndarray:
 
 
 def axis_names(stage: str) -> tuple[str, str]:
-    """(row axis, column axis) names for the picture."""
-    if stage in ("K", "V", "X_kv"):
-        return "keys", "dimension"
-    if stage in ("scores", "scaled", "mask", "masked", "weights"):
-        return "queries", "keys"
-    if stage == "output":
-        return "queries", "output dimension"
-    return "queries", "dimension"
+    """(row axis, column axis) names for pictures and CSV headers, from the catalogue."""
+    entry = catalogue_stage(stage)
+    return entry.rows, entry.cols
 
 
-def stage_title(stage: str) -> str:
-    """A human title for ``stage``."""
-    return TITLES.get(stage, stage)
+def is_signed(stage: str) -> bool:
+    """True for stages drawn on a diverging map centred on 0 (the scores)."""
+    return catalogue_stage(stage).kind == "signed"
 
 
 def file_stem(stage: str, head: int | None) -> str:

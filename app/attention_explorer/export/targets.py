@@ -80,8 +80,12 @@ def pdf_bytes(fig: Figure, size: tuple[int, int], dpi: float) -> bytes:
     data, buffer = _buffer()
     writer = QPdfWriter(buffer)
     writer.setResolution(round(dpi))
-    page = QPageSize(QSizeF(width * 72.0 / dpi, height * 72.0 / dpi), QPageSize.Unit.Point,
-                     "figure", QPageSize.SizeMatchPolicy.ExactMatch)  # fmt: skip
+    page = QPageSize(
+        QSizeF(width * 72.0 / dpi, height * 72.0 / dpi),
+        QPageSize.Unit.Point,
+        "figure",
+        QPageSize.SizeMatchPolicy.ExactMatch,
+    )
     writer.setPageLayout(QPageLayout(page, QPageLayout.Orientation.Portrait, QMarginsF(0, 0, 0, 0)))
     writer.setTitle(fig.title)
     writer.setCreator("Attention Explorer")

@@ -1,8 +1,8 @@
-"""Colour maps and colour levels for the stage views.
+"""Colour maps for the stage views: the catalogue's map names, looked up in pyqtgraph.
 
-Weights use the sequential map on the fixed range 0..1 (so heads and edits compare at a
-glance); signed score stages use the diverging map, symmetric about 0 (0 is always the
-neutral middle colour); every other stage spans its own finite min..max.
+Which map a stage uses follows its value kind in :mod:`attention_explorer.stages` (signed
+stages take the diverging preference, every other stage the sequential one); colour levels
+and text contrast live in :mod:`attention_explorer.display`, shared with the exports.
 """
 
 from __future__ import annotations
@@ -12,19 +12,11 @@ from functools import lru_cache
 import numpy as np
 import pyqtgraph as pg
 
-#: Stages that hold signed scores and use the diverging map centred on 0.
-DIVERGING_STAGES = ("scores", "scaled", "masked")
-#: Stages whose values are probabilities-like weights in 0..1.
-UNIT_STAGES = ("weights",)
-#: Colour of a masked (-inf) cell: a neutral grey that no colour map uses for a value.
-MASKED_RGBA = (105, 105, 105, 255)
-#: Fallback when a preference names a map pyqtgraph does not have.
-FALLBACK_SEQUENTIAL = "viridis"
-FALLBACK_DIVERGING = "CET-D1"
+from attention_explorer.stages import DEFAULT_DIVERGING, DEFAULT_SEQUENTIAL, stage
 
 
 @lru_cache(maxsize=32)
-def colormap_by_name(name: str, fallback: str = FALLBACK_SEQUENTIAL) -> pg.ColorMap:
+def colormap_by_name(name: str, fallback: str = DEFAULT_SEQUENTIAL) -> pg.ColorMap:
     """The pyqtgraph colour map called ``name``, or ``fallback`` when it does not exist."""
     try:
         return pg.colormap.get(name)
@@ -32,42 +24,28 @@ def colormap_by_name(name: str, fallback: str = FALLBACK_SEQUENTIAL) -> pg.Color
         return pg.colormap.get(fallback)
 
 
-def colormap_for(stage: str, prefs) -> pg.ColorMap:
-    """The colour map of ``stage`` under the view preferences ``prefs``."""
-    if stage in DIVERGING_STAGES:
-        return colormap_by_name(prefs.diverging_colormap, FALLBACK_DIVERGING)
-    return colormap_by_name(prefs.colormap, FALLBACK_SEQUENTIAL)
+def colormap_name_for(name: str, prefs) -> str:
+    """The map name stage ``name`` uses under the view preferences ``prefs``."""
+    return prefs.diverging_colormap if stage(name).kind == "signed" else prefs.colormap
 
 
-def levels_for(stage: str, data: np.ndarray) -> tuple[float, float]:
-    """Colour levels (low, high) for ``data`` of ``stage``; always finite with low < high.
-
-    ``data`` may hold -inf (masked cells); only finite values count.
-    """
-    if stage in UNIT_STAGES:
-        return 0.0, 1.0
-    finite = np.isfinite(data)  # [r, c]; no copy of the values (a 4096x4096 copy costs 30 ms)
-    if not finite.any():
-        return (-1.0, 1.0) if stage in DIVERGING_STAGES else (0.0, 1.0)
-    if finite.all():
-        low, high = float(data.min()), float(data.max())
-    else:
-        low = float(np.min(data, where=finite, initial=np.inf))
-        high = float(np.max(data, where=finite, initial=-np.inf))
-    if stage in DIVERGING_STAGES:
-        bound = max(abs(low), abs(high))
-        bound = bound if bound > 0 else 1.0
-        return -bound, bound
-    if high - low <= 1e-12 * max(1.0, abs(low)):
-        pad = max(0.5, 1e-6 * abs(low))  # ±0.5 vanishes in rounding beyond about 1e15
-        return low - pad, high + pad
-    return low, high
+def colormap_for(name: str, prefs) -> pg.ColorMap:
+    """The colour map of stage ``name`` under the view preferences ``prefs``."""
+    signed = stage(name).kind == "signed"
+    fallback = DEFAULT_DIVERGING if signed else DEFAULT_SEQUENTIAL
+    return colormap_by_name(colormap_name_for(name, prefs), fallback)
 
 
-def text_colors_for(values: np.ndarray, levels: tuple[float, float], cmap: pg.ColorMap) -> list:
-    """Black or white per value, whichever reads better on the cell colour under ``cmap``."""
-    low, high = levels
-    position = np.clip((values - low) / (high - low), 0.0, 1.0)  # [k]
-    rgba = np.atleast_2d(cmap.map(position, mode="float"))  # [k, 4]
-    luminance = rgba[:, :3] @ np.array([0.2126, 0.7152, 0.0722])  # [k]
-    return ["#000000" if y > 0.5 else "#ffffff" for y in luminance]
+def table_for(name: str, prefs) -> np.ndarray:
+    """Stage ``name``'s colour map under ``prefs`` as a ``[256, 3]`` uint8 RGB table."""
+    fallback = DEFAULT_DIVERGING if stage(name).kind == "signed" else DEFAULT_SEQUENTIAL
+    return _table(colormap_name_for(name, prefs), fallback)
+
+
+@lru_cache(maxsize=32)
+def _table(name: str, fallback: str) -> np.ndarray:
+    cmap = colormap_by_name(name, fallback)
+    table = np.ascontiguousarray(cmap.getLookupTable(nPts=256, mode="byte", alpha=False))
+    table = table[:, :3].astype(np.uint8)
+    table.setflags(write=False)
+    return table

@@ -110,11 +110,17 @@ class ExportAllDialog(QDialog):
             self.message.setText(f"Writing {len(plan)} files…")
             QGuiApplication.processEvents()
             self.written = export_all(
-                trace, folder, self.formats(), name=self.name or None,
-                cmap=self.prefs.colormap, signed_cmap=self.prefs.diverging_colormap,
-                show_values=self.options.show_values(), size=self.options.picture_size(),
+                trace,
+                folder,
+                self.formats(),
+                name=self.name or None,
+                cmap=self.prefs.colormap,
+                signed_cmap=self.prefs.diverging_colormap,
+                show_values=self.options.show_values(),
+                size=self.options.picture_size(),
                 dpi=self.options.dpi(),
-            )  # fmt: skip
+                decimals=self.options.decimals(),
+            )
         except (ExportError, AttentionInputError) as exc:
             self.message.setText(f"Nothing exported: {exc}")
             return False

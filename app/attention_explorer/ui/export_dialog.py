@@ -21,8 +21,9 @@ from PySide6.QtWidgets import (
 )
 
 from attention_explorer.export import ExportError, export_heads_grid, export_stage
-from attention_explorer.export.stages import TITLES, computed_stages, is_per_head
-from attention_explorer.ui.colormaps import DIVERGING_STAGES
+from attention_explorer.export.stages import computed_stages, is_per_head
+from attention_explorer.stages import title
+from attention_explorer.ui.colormaps import colormap_name_for
 from attention_explorer.ui.picture_options import PictureOptions
 
 #: Formats offered, with what each is for.
@@ -39,7 +40,7 @@ GRID = -1
 
 def stage_cmap(stage: str, prefs) -> str:
     """The colour map the window shows ``stage`` with, so exports match the screen."""
-    return prefs.diverging_colormap if stage in DIVERGING_STAGES else prefs.colormap
+    return colormap_name_for(stage, prefs)
 
 
 def last_folder(settings: QSettings) -> Path:
@@ -56,16 +57,22 @@ class ExportDialog(QDialog):
     """
 
     def __init__(
-        self, window: QWidget, trace, prefs, settings: QSettings, stage: str, head: int,
+        self,
+        window: QWidget,
+        trace,
+        prefs,
+        settings: QSettings,
+        stage: str,
+        head: int,
         name: str = "",
-    ):  # fmt: skip
+    ):
         super().__init__(window)
         self.setWindowTitle("Export a stage")
         self.trace, self.prefs, self.settings, self.name = trace, prefs, settings, name
         self.written: Path | None = None
         self.stage_box = QComboBox()
         for name in computed_stages(trace):
-            self.stage_box.addItem(TITLES.get(name, name), name)
+            self.stage_box.addItem(title(name, trace.config.normalizer), name)
         index = self.stage_box.findData(stage)
         if index < 0:
             index = max(self.stage_box.findData("weights"), 0)
@@ -167,6 +174,8 @@ class ExportDialog(QDialog):
             size=self.options.picture_size(),
             dpi=self.options.dpi(),
             name=self.name or None,
+            decimals=self.options.decimals(),
+            scale=self.prefs.weights_scale if self.stage() == "weights" else "linear",
         )
         QGuiApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
         try:

@@ -14,10 +14,11 @@ from PySide6.QtCore import QEvent, QRectF, QSize, Qt
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
+from attention_explorer.display import shrink
+from attention_explorer.stages import stage
 from attention_explorer.ui.colormaps import colormap_for
-from attention_explorer.ui.heatmap_view import downsample_for_display
 
-#: Thumbnails are block-averaged to at most this many cells per side.
+#: Thumbnails are shrunk (block maximum, as the weights view) to at most this many cells.
 THUMB_LIMIT = 128
 #: Text shown in place of a head the trace does not hold.
 MISSING_TEXT = "computed on selection"
@@ -113,7 +114,8 @@ class HeadsGrid(QWidget):
         for k, (box, image, missing) in enumerate(zip(self._boxes, self._images, self._missing)):
             present = weights is not None and k in trace.heads
             if present:
-                data, _ = downsample_for_display(weights[trace.head_index(k)], THUMB_LIMIT)
+                how = stage("weights").shrink  # block max, as the stage views
+                data = shrink(weights[trace.head_index(k)], how, THUMB_LIMIT).image
                 image.setImage(data, autoLevels=False, levels=(0.0, 1.0))
                 image.setRect(QRectF(0, 0, cols, rows))
             image.setVisible(present)

@@ -14,6 +14,7 @@ import re
 
 import numpy as np
 
+from attention_explorer import numbers
 from attention_explorer.engine.inputs import MAX_ABS_INPUT
 
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
@@ -66,21 +67,15 @@ def parse_number(text: str) -> float:
 
 
 def format_number(value: float) -> str:
-    """Compact display text: up to 4 decimals without trailing zeros ("0.5", "-1.2346", "3").
+    """Compact display text by the one decimals policy (:mod:`attention_explorer.numbers`):
+    "0.5", "-1.2346", "3", "≈0" for a tiny non-zero value, "1e+08" from 1e5 on.
 
-    Very large or very small magnitudes use scientific notation ("1.5e+08", "3e-05").
-    Never returns "nan": a non-finite value shows as "—".
+    Never returns "nan" or "inf": a non-finite value shows as "—" (editors never hold one).
     """
     value = float(value)
     if not math.isfinite(value):
         return "—"
-    if value == 0:
-        return "0"
-    magnitude = abs(value)
-    if magnitude >= 1e6 or magnitude < 5e-5:
-        return f"{value:.4g}"
-    text = f"{value:.4f}".rstrip("0").rstrip(".")
-    return "0" if text in ("-0", "") else text
+    return numbers.format_number(value)
 
 
 def format_exact(value: float) -> str:

@@ -1,16 +1,25 @@
-"""PictureOptions: the size, DPI and cell-values choices shared by the export dialogs."""
+"""PictureOptions: the size, DPI, cell-values and decimals choices shared by the export dialogs."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import QSettings
-from PySide6.QtWidgets import QCheckBox, QFormLayout, QHBoxLayout, QLabel, QSpinBox, QWidget
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QSpinBox,
+    QWidget,
+)
 
 from attention_explorer.export import DEFAULT_DPI, DEFAULT_SIZE
 from attention_explorer.export.options import MAX_SIDE, MIN_SIDE
 
 
 class PictureOptions(QWidget):
-    """Width x height in pixels, DPI and "numbers in cells", remembered under ``export/``."""
+    """Width x height in pixels, DPI, "numbers in cells" and their decimals, remembered under
+    ``export/``. Decimals default to "as on screen" (each stage's digits, "≈0" for tiny values)."""
 
     def __init__(self, settings: QSettings, show_values: bool, parent: QWidget | None = None):
         super().__init__(parent)
@@ -20,6 +29,12 @@ class PictureOptions(QWidget):
         self.dpi_box = self._spin(24, 2400, "export/dpi", DEFAULT_DPI, " dpi")
         self.values_box = QCheckBox("Write the numbers in the cells (small matrices)")
         self.values_box.setChecked(show_values)
+        self.decimals_box = QComboBox()
+        self.decimals_box.addItem("as on screen", None)
+        for k in range(0, 9):
+            self.decimals_box.addItem(str(k), k)
+        remembered = self.decimals_box.findData(_int_or_none(settings.value("export/decimals")))
+        self.decimals_box.setCurrentIndex(max(remembered, 0))
         size_row = QHBoxLayout()
         size_row.addWidget(self.width_box)
         size_row.addWidget(QLabel("×"))
@@ -29,6 +44,7 @@ class PictureOptions(QWidget):
         form.addRow("Size:", size_row)
         form.addRow("Resolution:", self.dpi_box)
         form.addRow("", self.values_box)
+        form.addRow("Decimals:", self.decimals_box)
 
     def _spin(self, low: int, high: int, key: str, default: int, suffix: str) -> QSpinBox:
         box = QSpinBox()
@@ -53,8 +69,21 @@ class PictureOptions(QWidget):
         """True to write each cell's number into the picture."""
         return self.values_box.isChecked()
 
+    def decimals(self) -> int | None:
+        """Decimals of the cell numbers; None for the screen's digits."""
+        return self.decimals_box.currentData()
+
     def remember(self) -> None:
-        """Keep the chosen size and DPI for the next export."""
+        """Keep the chosen size, DPI and decimals for the next export."""
+        decimals = self.decimals()
+        self.settings.setValue("export/decimals", "" if decimals is None else decimals)
         self.settings.setValue("export/width", self.width_box.value())
         self.settings.setValue("export/height", self.height_box.value())
         self.settings.setValue("export/dpi", self.dpi_box.value())
+
+
+def _int_or_none(value) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None

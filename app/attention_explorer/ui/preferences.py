@@ -1,4 +1,4 @@
-"""View preferences (colour maps, cell values, theme), evented and saved with QSettings."""
+"""View preferences (colour maps, scales, cell values, theme), evented and saved with QSettings."""
 
 from __future__ import annotations
 
@@ -7,21 +7,37 @@ from dataclasses import dataclass, fields
 from psygnal import evented
 from PySide6.QtCore import QSettings
 
-#: Perceptually uniform, colour-blind-safe sequential maps offered for weights and values.
-SEQUENTIAL_MAPS = ("viridis", "cividis", "magma", "inferno", "plasma")
-#: Diverging maps for signed stages (scores), centred on 0.
-DIVERGING_MAPS = ("CET-D1", "CET-D1A", "CET-D3", "PAL-relaxed_bright")
+from attention_explorer.display.levels import SCALES
+from attention_explorer.stages import (
+    DEFAULT_DIVERGING,
+    DEFAULT_SEQUENTIAL,
+    DIVERGING_MAPS,
+    SEQUENTIAL_MAPS,
+)
+
+__all__ = ["DIVERGING_MAPS", "SCALES", "SEQUENTIAL_MAPS", "ViewPreferences"]
+_CHOICES = {
+    "colormap": SEQUENTIAL_MAPS,
+    "diverging_colormap": DIVERGING_MAPS,
+    "theme": ("system", "light", "dark"),
+    "weights_scale": SCALES,
+}
 
 
 @evented
 @dataclass
 class ViewPreferences:
-    """What the user chose for how things look. Assigning a field emits an event."""
+    """What the user chose for how things look. Assigning a field emits an event.
 
-    colormap: str = "viridis"
-    diverging_colormap: str = "CET-D1"
+    ``weights_scale`` is the colour scale of the weights views: "linear" (0..1), "row"
+    (each row against its own maximum) or "log".
+    """
+
+    colormap: str = DEFAULT_SEQUENTIAL
+    diverging_colormap: str = DEFAULT_DIVERGING
     show_values: bool = True
     theme: str = "system"  # system | light | dark
+    weights_scale: str = "linear"
 
     def save(self, settings: QSettings) -> None:
         """Write every preference under the ``view/`` group."""
@@ -38,11 +54,7 @@ class ViewPreferences:
                 continue
             if f.name == "show_values":
                 value = value in (True, "true", "1", 1)
-            elif f.name == "colormap" and value not in SEQUENTIAL_MAPS:
-                continue
-            elif f.name == "diverging_colormap" and value not in DIVERGING_MAPS:
-                continue
-            elif f.name == "theme" and value not in ("system", "light", "dark"):
+            elif value not in _CHOICES.get(f.name, (value,)):
                 continue
             setattr(prefs, f.name, value)
         return prefs

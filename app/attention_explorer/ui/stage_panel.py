@@ -1,5 +1,7 @@
 """StagePanel: every stage of the selected head, in pipeline order, with the step between.
 
+    X → P → X + P                             (P and X + P when positions are on)
+    · W_Q → Q,  · W_K → K,  · W_V → V         (projection mode; typed in direct mode)
     QKᵀ → scores → × 1/√d_k → scaled → mask → masked
     softmax → weights → · V → head output
     concat → concat → · W_O → output          (when heads > 1 or W_O exists)
@@ -20,13 +22,25 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attention_explorer.engine.explain import format_number
+from attention_explorer.numbers import format_number
 from attention_explorer.ui.heatmap_view import HeatmapView
 
 #: The rows of views, each stage in pipeline order.
-PIPELINE_ROWS = (("scores", "scaled", "masked"), ("weights", "head_outputs"), ("concat", "output"))
+PIPELINE_ROWS = (
+    ("X", "positions", "X_pos"),
+    ("Q", "K", "V"),
+    ("scores", "scaled", "masked"),
+    ("weights", "head_outputs"),
+    ("concat", "output"),
+)
+#: Stages shown only in projection mode (the input the projections read).
+INPUT_STAGES = ("X", "positions", "X_pos")
+#: Stages shown only when positional encoding is on.
+POSITION_STAGES = ("positions", "X_pos")
 #: Width one caption and its view need, in pixels; the panel fits 1 to 3 per row.
 PAIR_WIDTH = 330
+#: Width of the caption beside each view.
+CAPTION_WIDTH = 60
 #: Stages shown only with several heads or an output projection.
 COMBINE_STAGES = ("concat", "output")
 
@@ -34,6 +48,12 @@ COMBINE_STAGES = ("concat", "output")
 def step_caption(stage: str, trace) -> str:
     """The operation that produces ``stage`` from the view before it, e.g. "× 1/√4"."""
     config = trace.config if trace is not None else None
+    projected = config is None or config.mode == "projection"
+    simple = {"X": "input", "positions": "position\nencoding", "X_pos": "X + P"}
+    if stage in simple:
+        return simple[stage]
+    if stage in ("Q", "K", "V"):
+        return f"X · W_{stage}" if projected else f"{stage}\n(typed)"
     if stage == "scores":
         return "Q·Kᵀ"
     if stage == "scaled":
@@ -49,12 +69,45 @@ def step_caption(stage: str, trace) -> str:
     if stage == "masked":
         return f"mask\n({config.mask})" if config else "mask"
     if stage == "weights":
-        return f"{config.normalizer if config else 'softmax'}\nper row"
+        normalizer = config.normalizer if config else "softmax"
+        return f"{normalizer}\nper {'cell' if normalizer == 'sigmoid' else 'row'}"
     if stage == "head_outputs":
         return "· V"
     if stage == "concat":
         return "concat\nheads"
     return "· W_O"
+
+
+def hidden_stages(trace) -> tuple[str, ...]:
+    """The stages a panel leaves out for ``trace``: the input row in direct mode, P and X + P
+    with positions off, concat and output for one head without W_O."""
+    hidden = []
+    config = trace.config
+    if config.mode != "projection":
+        hidden += INPUT_STAGES
+    elif getattr(config, "positional", "none") == "none":
+        hidden += POSITION_STAGES
+    if not (config.heads > 1 or trace.has("output")):
+        hidden += COMBINE_STAGES
+    return tuple(hidden)
+
+
+def pack_rows(shown, need: dict[str, int], width: int) -> tuple[tuple[str, ...], ...]:
+    """Lines of views: each pipeline row's views in order, a new line when the next view's
+    ``need`` (pixels) no longer fits ``width``; at most three views per line."""
+    lines: list[tuple[str, ...]] = []
+    for row in PIPELINE_ROWS:
+        line: list[str] = []
+        used = 0
+        for stage in (s for s in row if s in shown):
+            if line and (used + need[stage] > width or len(line) == 3):
+                lines.append(tuple(line))
+                line, used = [], 0
+            line.append(stage)
+            used += need[stage]
+        if line:
+            lines.append(tuple(line))
+    return tuple(lines)
 
 
 class StagePanel(QWidget):
@@ -72,7 +125,7 @@ class StagePanel(QWidget):
         self.session, self.live, self.prefs = session, live_trace, prefs
         self._views: dict[str, HeatmapView] = {}
         self._captions: dict[str, QLabel] = {}
-        self._combine = True  # concat and output shown
+        self._hidden: frozenset[str] = frozenset()  # stages this computation does not have
         self._arrangement: tuple = ()  # (columns, stages shown) of the current layout
         self._build()
         live_trace.updated.connect(self._on_trace_updated)
@@ -101,6 +154,7 @@ class StagePanel(QWidget):
                 view = HeatmapView(stage, self.session, self.prefs, inner)
                 view.export_requested.connect(self.export_requested)
                 view.copy_requested.connect(self.copy_requested)
+                view.wanted_width_changed.connect(self._on_wanted_width_changed)
                 self._captions[stage], self._views[stage] = caption, view
         scroll = QScrollArea()
         scroll.setWidget(inner)
@@ -113,17 +167,22 @@ class StagePanel(QWidget):
         self._reflow()
 
     def _reflow(self) -> None:
-        """Lay the (caption, view) pairs out in pipeline order, as many per row as fit."""
+        """Lay the (caption, view) pairs out in pipeline order: each pipeline row on its own
+        lines, as many views side by side as fit the width each view asks for."""
         width = self.width() - self._scroll.verticalScrollBar().sizeHint().width()
-        columns = max(1, min(3, width // PAIR_WIDTH))
-        shown = tuple(s for s in self._views if self._combine or s not in COMBINE_STAGES)
-        if (columns, shown) == self._arrangement:
+        shown = tuple(s for s in self._views if s not in self._hidden)
+        need = {s: max(PAIR_WIDTH, self._views[s].wanted_width() + CAPTION_WIDTH) for s in shown}
+        rows = pack_rows(shown, need, width)
+        columns = max((len(r) for r in rows), default=1)
+        widest = max(220, width - CAPTION_WIDTH - 8)  # never wider than the panel
+        for stage in shown:
+            view = self._views[stage]
+            least = min(view.wanted_width(), widest)
+            if view.minimumWidth() != least:
+                view.setMinimumWidth(least)
+        if (columns, rows) == self._arrangement:
             return
-        self._arrangement = (columns, shown)
-        if columns == 3:
-            rows = [tuple(s for s in row if s in shown) for row in PIPELINE_ROWS]
-        else:
-            rows = [shown[k : k + columns] for k in range(0, len(shown), columns)]
+        self._arrangement = (columns, rows)
         while self._column.count() > 1:  # keep the header, drop the old rows
             old = self._column.takeAt(1).layout()
             while old is not None and old.count():
@@ -138,6 +197,9 @@ class StagePanel(QWidget):
         for stage in self._views:
             self._captions[stage].setVisible(stage in shown)
             self._views[stage].setVisible(stage in shown)
+
+    def _on_wanted_width_changed(self, *_args) -> None:
+        self._reflow()
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt API name
         """Re-flow the views: three per row when there is room, fewer when narrow."""
@@ -170,26 +232,31 @@ class StagePanel(QWidget):
 
     def combine_row_shown(self) -> bool:
         """True when the concat and W_O output views are part of the panel."""
-        return self._combine
+        return not set(COMBINE_STAGES) & self._hidden
+
+    def shown_stages(self) -> tuple[str, ...]:
+        """The stages the panel shows now, in pipeline order."""
+        return tuple(s for s in self._views if s not in self._hidden)
 
     def columns(self) -> int:
-        """How many views sit side by side in a row now (1 to 3, from the panel's width)."""
+        """The most views side by side in a line now (1 to 3, from the panel's width)."""
         return self._arrangement[0]
 
     # -- updates ----------------------------------------------------------------------------
     def _on_trace_updated(self, trace) -> None:
         head = self.session.selected_head
-        combine = trace.config.heads > 1 or trace.has("output")
-        if combine != self._combine:
-            self._combine = combine
+        hidden = frozenset(hidden_stages(trace))
+        if hidden != self._hidden:
+            self._hidden = hidden
             self._reflow()
         for stage, view in self._views.items():
-            if stage in COMBINE_STAGES and not combine:
+            if stage in hidden:
                 continue
             view.set_trace(trace, head)
             text = f"{step_caption(stage, trace)}\n→"
             if self._captions[stage].text() != text:
                 self._captions[stage].setText(text)
+        self._reflow()  # the views may ask for other widths now (their signals were blocked)
         self._update_header(trace, head)
 
     def _update_header(self, trace, head: int) -> None:

@@ -1,0 +1,143 @@
+"""DisplayFrame: everything one view or one picture panel shows of one stage and head.
+
+:func:`build_frame` turns a stage of a Trace (or a region of it, when zoomed) into the image
+at display resolution, the masked cells, the colour levels and colour-bar ticks, the labels,
+the cell texts and the title. The window's HeatmapView and the exports both draw frames.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from attention_explorer.display.cells import cell_texts
+from attention_explorer.display.levels import apply_scale, colorbar_ticks, levels_for
+from attention_explorer.display.shrink import DISPLAY_LIMIT, Shrunk, shrink
+from attention_explorer.stages import stage, title
+
+#: Cell texts are prepared for at most this many rows and columns (beyond, the tooltip).
+MAX_TEXT_CELLS = 24
+
+
+@dataclass(frozen=True)
+class DisplayFrame:
+    """One stage and head as shown: image, masked cells, levels, labels, texts and title.
+
+    ``region`` is (first row, end row, first column, end column) of the full stage shown;
+    ``image [r, c]`` is in colour-scale units (finite), ``hidden [r, c]`` marks masked cells;
+    ``texts`` has one string per shown cell, row by row, or is empty when the cells are
+    blocks or too many to write.
+    """
+
+    stage: str
+    head: int | None
+    heading: str
+    shape: tuple[int, int]
+    region: tuple[int, int, int, int]
+    image: np.ndarray
+    hidden: np.ndarray
+    block: tuple[int, int]
+    levels: tuple[float, float]
+    ticks: list[tuple[float, str]]
+    scale_caption: str
+    row_labels: tuple[str, ...]
+    col_labels: tuple[str, ...]
+    texts: list[str]
+    decimals: int
+
+    @property
+    def zoomed(self) -> bool:
+        """True when the frame shows part of the stage, not all of it."""
+        rows, cols = self.shape
+        return self.region != (0, rows, 0, cols)
+
+    def positions(self) -> np.ndarray:
+        """Each shown cell's place along the colour map, 0..1 ``[r, c]``."""
+        low, high = self.levels
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.clip((self.image.astype(np.float64) - low) / (high - low), 0.0, 1.0)
+
+
+def shrink_note(shape: tuple[int, int], shrunk: Shrunk) -> str:
+    """How a view was shrunk, in full: "4096×4096 shown as 512×512, max of 8×8 blocks"."""
+    if not shrunk.shrunk:
+        return ""
+    rows, cols = shape
+    r, c = shrunk.image.shape
+    how = "max" if shrunk.how == "max" else "mean"
+    return f"{rows}×{cols} shown as {r}×{c}, {how} of {shrunk.block[0]}×{shrunk.block[1]} blocks"
+
+
+def stage_heading(trace, name: str, head: int | None, note: str = "") -> str:
+    """ "softmax weights · head 0", plus the shrink or zoom ``note`` when there is one."""
+    parts = [title(name, trace.config.normalizer)]
+    if head is not None:
+        parts.append(f"head {head}")
+    if note:
+        parts.append(note)
+    return " · ".join(parts)
+
+
+def _zoom_note(shape, region) -> str:
+    r0, r1, c0, c1 = region
+    return f"rows {r0}–{r1 - 1}, columns {c0}–{c1 - 1} of {shape[0]}×{shape[1]}"
+
+
+def build_frame(
+    trace,
+    name: str,
+    head: int | None,
+    *,
+    region: tuple[int, int, int, int] | None = None,
+    scale: str = "linear",
+    decimals: int | None = None,
+    limit: int = DISPLAY_LIMIT,
+) -> DisplayFrame:
+    """The frame of stage ``name`` (head ``head``; None for shared stages) of ``trace``.
+
+    ``region`` (rows r0:r1, columns c0:c1) zooms in: its cells are taken from the
+    full-resolution stage, shrunk only when the region itself exceeds ``limit``. ``scale``
+    is a colour scale of :data:`~attention_explorer.display.levels.SCALES`; ``decimals``
+    defaults to the catalogue's.
+    """
+    entry = stage(name)
+    head = head if entry.per_head else None
+    full = trace.stage(name, head)  # [rows, cols]
+    rows, cols = full.shape
+    r0, r1, c0, c1 = region if region is not None else (0, rows, 0, cols)
+    r0, c0 = max(0, min(r0, rows - 1)), max(0, min(c0, cols - 1))
+    r1, c1 = max(r0 + 1, min(r1, rows)), max(c0 + 1, min(c1, cols))
+    part = full[r0:r1, c0:c1]  # [r1-r0, c1-c0], a view: no copy
+    shrunk = shrink(part, entry.shrink, limit)
+    zoomed = (r0, r1, c0, c1) != (0, rows, 0, cols)
+    if scale == "linear" or entry.kind != "unit":
+        # Levels follow the whole stage at full resolution: zooming in or shrinking by block
+        # means never changes what a colour stands for.
+        image, caption = shrunk.image, ""
+        levels = levels_for(name, full)
+        ticks = colorbar_ticks(levels)
+    else:
+        image, levels, ticks, caption = apply_scale(name, shrunk.image, scale)
+    note = _zoom_note((rows, cols), (r0, r1, c0, c1)) if zoomed else ""
+    note = " · ".join(p for p in (note, shrink_note(part.shape, shrunk)) if p)
+    digits = entry.decimals if decimals is None else int(decimals)
+    small = part.shape[0] <= MAX_TEXT_CELLS and part.shape[1] <= MAX_TEXT_CELLS
+    texts = cell_texts(name, part, digits) if small and not shrunk.shrunk else []
+    return DisplayFrame(
+        stage=name,
+        head=head,
+        heading=stage_heading(trace, name, head, note),
+        shape=(rows, cols),
+        region=(r0, r1, c0, c1),
+        image=image,
+        hidden=shrunk.hidden,
+        block=shrunk.block,
+        levels=levels,
+        ticks=ticks,
+        scale_caption=caption,
+        row_labels=tuple(trace.row_labels(name))[r0:r1],
+        col_labels=tuple(trace.col_labels(name))[c0:c1],
+        texts=texts,
+        decimals=digits,
+    )

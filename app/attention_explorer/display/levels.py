@@ -1,0 +1,79 @@
+"""Colour levels from the catalogue's value kind, and the colour scales of weights.
+
+* ``unit`` stages (weights, mask) use the fixed range 0..1, so heads and edits compare.
+* ``signed`` stages (scores) are symmetric about 0, the diverging map's neutral middle.
+* ``free`` stages span their finite min..max; a flat range is padded so low < high.
+
+Weights can also be drawn on a per-row scale (each row against its own maximum: the shape of
+every query's distribution, even at n = 4096 where weights are near 1/n) or a log scale
+(orders of magnitude); :func:`apply_scale` gives the image, levels and colour-bar ticks.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from attention_explorer.display.ticks import nice_ticks, tick_text
+from attention_explorer.numbers import format_number
+from attention_explorer.stages import stage
+
+#: Colour scales a unit stage may use: linear 0..1, per-row maximum, log10.
+SCALES = ("linear", "row", "log")
+#: The smallest weight the log scale tells apart from zero.
+LOG_FLOOR = 1e-4
+
+
+def levels_for(name: str, values: np.ndarray) -> tuple[float, float]:
+    """Colour levels (low, high) for ``values`` of stage ``name``; finite with low < high.
+
+    ``values`` may hold −∞ (masked cells); only finite values count.
+    """
+    entry = stage(name)
+    if entry.fixed_levels is not None:
+        return entry.fixed_levels
+    values = np.asarray(values)
+    finite = np.isfinite(values)  # [r, c]; no copy of the values
+    if not finite.any():
+        return (-1.0, 1.0) if entry.kind == "signed" else (0.0, 1.0)
+    if finite.all():
+        low, high = float(values.min()), float(values.max())
+    else:
+        low = float(np.min(values, where=finite, initial=np.inf))
+        high = float(np.max(values, where=finite, initial=-np.inf))
+    if entry.kind == "signed":
+        bound = max(abs(low), abs(high))
+        return (-bound, bound) if bound > 0 else (-1.0, 1.0)
+    if high - low <= 1e-12 * max(1.0, abs(low)):
+        pad = max(0.5, 1e-6 * abs(low))  # ±0.5 vanishes in rounding beyond about 1e15
+        return low - pad, high + pad
+    return low, high
+
+
+def colorbar_ticks(levels: tuple[float, float]) -> list[tuple[float, str]]:
+    """Round (position, label) ticks for a linear colour bar over ``levels``."""
+    ticks = nice_ticks(*levels)
+    return [(t, tick_text(t, ticks)) for t in ticks]
+
+
+def apply_scale(name: str, image: np.ndarray, scale: str = "linear"):
+    """``(image, levels, ticks, caption)`` of ``image`` drawn on ``scale``.
+
+    Only unit stages (weights) take ``row`` or ``log``; others are always linear. ``row``
+    divides each row by its maximum (levels 0..1, "÷ row max"); ``log`` draws log10 of the
+    values clipped at :data:`LOG_FLOOR` (ticks read as the weights themselves: 0.001, 0.1, 1).
+    ``ticks`` are (position in the returned image's units, label) for the colour bar.
+    """
+    if scale not in SCALES:
+        raise ValueError(f"unknown colour scale {scale!r}; choose from {', '.join(SCALES)}")
+    if stage(name).kind != "unit" or scale == "linear":
+        levels = levels_for(name, image)
+        return image, levels, colorbar_ticks(levels), ""
+    if scale == "row":
+        top = image.max(axis=1, keepdims=True)  # [r, 1]
+        scaled = image / np.where(top > 0, top, 1.0)  # [r, c]
+        ticks = [(t, tick_text(t, [0, 0.25])) for t in (0.0, 0.25, 0.5, 0.75, 1.0)]
+        return scaled.astype(image.dtype, copy=False), (0.0, 1.0), ticks, "÷ row max"
+    low = np.log10(LOG_FLOOR)
+    scaled = np.log10(np.maximum(image, LOG_FLOOR))  # [r, c]
+    ticks = [(float(e), format_number(10.0**e, 4, display=True)) for e in range(int(low), 1)]
+    return scaled.astype(image.dtype, copy=False), (float(low), 0.0), ticks, "log scale"

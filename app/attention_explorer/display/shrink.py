@@ -1,0 +1,107 @@
+"""Shrinking a stage to display resolution by the catalogue's rule: block max or block mean.
+
+Weights and the mask shrink by block MAXIMUM, so a single peak (one key a query attends to)
+stays visible in a 4096×4096 matrix; the other stages average their blocks. Masked cells
+(−∞) are left out of each block; a block with no finite cell is ``hidden`` (drawn as masked).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+#: Most cells per side ever drawn, on screen and in pictures; larger stages are shrunk.
+DISPLAY_LIMIT = 512
+
+
+@dataclass(frozen=True)
+class Shrunk:
+    """A stage at display resolution.
+
+    ``image [r, c]`` is finite (hidden cells hold 0), float32 unless a value needs float64;
+    ``hidden [r, c]`` is True where every cell of the block is masked; ``block`` is the
+    (rows, cols) of full-resolution cells per shown cell; ``how`` is "max" or "mean".
+    """
+
+    image: np.ndarray
+    hidden: np.ndarray
+    block: tuple[int, int]
+    how: str
+
+    @property
+    def shrunk(self) -> bool:
+        """True when a shown cell stands for more than one cell of the stage."""
+        return self.block != (1, 1)
+
+
+def _fits_float32(image: np.ndarray) -> np.ndarray:
+    """``image`` as C-contiguous float32, or float64 where a value lies beyond float32."""
+    if image.dtype == np.float32:
+        return np.ascontiguousarray(image)
+    with np.errstate(over="ignore"):
+        small = np.ascontiguousarray(image, dtype=np.float32)  # [r, c]
+    return small if np.isfinite(small).all() else np.ascontiguousarray(image, dtype=np.float64)
+
+
+def _reduce(data: np.ndarray, fr: int, fc: int, how: str, dtype) -> np.ndarray:
+    """Max or sum of each ``fr`` x ``fc`` block, rows first then columns (two contiguous
+    passes are several times faster than one reduction over a 4-D view)."""
+    rows, cols = data.shape
+    if how == "max":
+        tall = data.reshape(rows // fr, fr, cols).max(axis=1)  # [out_r, cols]
+        return tall.reshape(rows // fr, cols // fc, fc).max(axis=2)  # [out_r, out_c]
+    tall = data.reshape(rows // fr, fr, cols).sum(axis=1, dtype=dtype)  # [out_r, cols]
+    return tall.reshape(rows // fr, cols // fc, fc).sum(axis=2, dtype=dtype)  # [out_r, out_c]
+
+
+def _blocks(data: np.ndarray, fr: int, fc: int, how: str, dtype) -> tuple[np.ndarray, np.ndarray]:
+    """(image, hidden) of ``fr`` x ``fc`` blocks: max or mean of each block's finite cells."""
+    rows, cols = data.shape
+    out_r, out_c = -(-rows // fr), -(-cols // fc)
+    if rows % fr or cols % fc:  # pad with masked cells, which no block rule counts
+        padded = np.full((out_r * fr, out_c * fc), -np.inf, dtype=np.result_type(data, dtype))
+        padded[:rows, :cols] = data  # [out_r*fr, out_c*fc]
+        data = padded
+    with np.errstate(over="ignore", invalid="ignore"):  # float32 overflow: the caller retries
+        if how == "max":  # −∞ never wins a max unless the whole block is masked
+            image = _reduce(data, fr, fc, "max", dtype)  # [out_r, out_c]
+            hidden = np.isneginf(image)
+        else:
+            finite = np.isfinite(data)  # [R, C]
+            if finite.all():
+                image = _reduce(data, fr, fc, "sum", dtype) / (fr * fc)
+                hidden = np.zeros((out_r, out_c), dtype=bool)
+            else:
+                padded_r, padded_c = data.shape
+                shape = (padded_r // fr, fr, padded_c)  # masked cells are left out of the sums
+                tall = data.reshape(shape).sum(axis=1, dtype=dtype, where=finite.reshape(shape))
+                sums = tall.reshape(padded_r // fr, padded_c // fc, fc).sum(axis=2, dtype=dtype)
+                count = _reduce(finite, fr, fc, "sum", np.int32)  # [out_r, out_c]
+                image, hidden = sums / np.maximum(count, 1), count == 0
+    return np.where(hidden, 0.0, image).astype(dtype, copy=False), hidden
+
+
+def shrink(values: np.ndarray, how: str = "mean", limit: int = DISPLAY_LIMIT) -> Shrunk:
+    """``values [rows, cols]`` (may hold −∞) shrunk so neither side exceeds ``limit``.
+
+    ``how`` is the catalogue's rule ("max" or "mean"). Never returns ±inf or NaN in the image.
+    """
+    values = np.asarray(values)
+    if values.dtype == bool:
+        values = values.astype(np.float32)
+    rows, cols = values.shape
+    fr, fc = max(1, -(-rows // limit)), max(1, -(-cols // limit))
+    if fr == 1 and fc == 1:
+        finite = np.isfinite(values)  # [rows, cols]
+        image = values if finite.all() else np.where(finite, values, 0.0)
+        return Shrunk(_fits_float32(image), ~finite, (1, 1), how)
+    image, hidden = _blocks(values, fr, fc, how, np.float32)
+    if not np.isfinite(image).all():  # float32 overflowed: values beyond its range
+        image, hidden = _blocks(values, fr, fc, how, np.float64)
+    return Shrunk(_fits_float32(image), hidden, (fr, fc), how)
+
+
+def block_labels(labels: tuple[str, ...], factor: int) -> tuple[str, ...]:
+    """One label per block of ``factor``: the first label of each block."""
+    return tuple(labels[i] for i in range(0, len(labels), max(1, factor)))

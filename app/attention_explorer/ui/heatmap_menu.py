@@ -1,0 +1,41 @@
+"""A heatmap's right-click menu and its title text (rich text built from escaped plain text)."""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtWidgets import QMenu
+
+#: The colour scales offered for weights, with their menu texts.
+SCALE_TEXTS = {"linear": "0 to 1", "row": "Each row against its maximum", "log": "Log scale"}
+
+
+def context_menu(view) -> QMenu:
+    """Export or copy ``view``, show its whole stage again, and (weights) the colour scale."""
+    menu = QMenu(view)
+    export = menu.addAction("Export this view…")
+    export.triggered.connect(lambda: view.export_requested.emit(view.stage, view.head))
+    copy = menu.addAction("Copy image")
+    copy.triggered.connect(lambda: view.copy_requested.emit(view.stage, view.head))
+    whole = menu.addAction("Show the whole stage (0)")
+    whole.setEnabled(view.zoom.zoomed())
+    whole.triggered.connect(view.zoom.reset)
+    if view.stage == "weights":
+        scales = menu.addMenu("Colour scale")
+        for key, text in SCALE_TEXTS.items():
+            action = scales.addAction(text)
+            action.setCheckable(True)
+            action.setChecked(view.prefs.weights_scale == key)
+            action.triggered.connect(lambda _=False, k=key: setattr(view.prefs, "weights_scale", k))
+    return menu
+
+
+def title_html(heading: str) -> str:
+    """The view's title as escaped rich text: the stage and head on the first line, each note
+    (zoomed region, how it was shrunk) on a smaller line of its own, all words kept."""
+    parts = heading.split(" · ")
+    first = parts[:2] if len(parts) > 1 and parts[1].startswith("head ") else parts[:1]
+    notes = parts[len(first) :]
+    lines = [f"<span style='font-size:10pt'>{html.escape(' · '.join(first))}</span>"]
+    lines += [f"<span style='font-size:8pt'>{html.escape(note)}</span>" for note in notes]
+    return "<center>" + "<br>".join(lines) + "</center>"

@@ -1,0 +1,50 @@
+"""Where a selected weights cell (query i, key j) shows up in each stage view.
+
+* stages with a key column (scores … weights, mask): the cell (i, j) itself;
+* query-row stages (X, Q, head output, concat, output): row i, the query q_i;
+* key-row stages (K, X_kv): row j, the key k_j;
+* V: every row the weighted sum of query i uses (weight ≠ 0), as runs of adjacent rows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import QRectF
+
+from attention_explorer.stages import stage
+
+
+def _runs(rows: np.ndarray) -> list[tuple[int, int]]:
+    """[(first, end)] of the runs of adjacent row numbers in sorted ``rows``."""
+    runs: list[tuple[int, int]] = []
+    for r in rows.tolist():
+        if runs and runs[-1][1] == r:
+            runs[-1] = (runs[-1][0], r + 1)
+        else:
+            runs.append((r, r + 1))
+    return runs
+
+
+def used_value_rows(trace, head: int, query: int) -> np.ndarray:
+    """The rows of V that the weighted sum of ``query`` uses: keys with a non-zero weight."""
+    if not trace.has("weights") or head not in trace.heads:
+        return np.zeros(0, dtype=np.intp)
+    weights = trace.stage("weights", head)  # [n, m]
+    if not 0 <= query < weights.shape[0]:
+        return np.zeros(0, dtype=np.intp)
+    return np.flatnonzero(weights[query])
+
+
+def selection_rects(trace, name: str, head: int, cell) -> list[QRectF]:
+    """The rectangles (in cell units) framing ``cell`` = (query, key) in stage ``name``."""
+    if cell is None or not trace.has(name):
+        return []
+    i, j = cell
+    entry = stage(name)
+    rows, cols = trace.stage(name, head if entry.per_head else None).shape
+    if entry.cols == "keys":
+        return [QRectF(j, i, 1, 1)] if 0 <= i < rows and 0 <= j < cols else []
+    if name == "V":
+        return [QRectF(0, a, cols, b - a) for a, b in _runs(used_value_rows(trace, head, i))]
+    row = j if entry.rows == "keys" else i
+    return [QRectF(0, row, cols, 1)] if 0 <= row < rows else []
