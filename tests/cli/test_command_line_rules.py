@@ -160,19 +160,18 @@ def test_examples_are_aligned_and_start_with_the_starter(capsys):
     assert columns.pop() >= max(len(info.key) for info in infos) + 1
 
 
-def test_export_decimals_is_passed_only_when_given(tmp_path, monkeypatch):
-    seen = []
+def test_export_decimals_sets_the_digits_in_the_picture(tmp_path):
+    # three-tokens' middle row is [0.2483, 0.5035, 0.2483]: the screen's 4 decimals by
+    # default, the tutorial's rounding only when asked for.
+    def weights_svg(*extra):
+        out = tmp_path / ("d" + "".join(extra))
+        args = ["export", "--example", "three-tokens", "--format", "svg", "--out", str(out)]
+        assert main([*args, *extra]) == 0
+        return next(out.glob("weights_head0.svg")).read_text(encoding="utf-8")
 
-    def export_all(trace, folder, formats, *, decimals=None, **options):
-        seen.append(decimals)
-        return []
-
-    monkeypatch.setattr("attention_explorer.export.api.export_all", export_all)
-    assert (
-        main(["export", SAMPLE, "--format", "csv", "--out", str(tmp_path), "--decimals", "2"]) == 0
-    )
-    assert main(["export", SAMPLE, "--format", "csv", "--out", str(tmp_path)]) == 0
-    assert seen == [2, None]
+    default, two = weights_svg(), weights_svg("--decimals", "2")
+    assert "0.2483" in default and "0.2483" not in two
+    assert "0.25" in two
 
 
 def test_export_decimals_must_be_a_small_whole_number(capsys):

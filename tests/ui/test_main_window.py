@@ -83,16 +83,16 @@ def assert_views_match(window, rtol=1e-6):
     assert {"scores", "scaled", "masked", "weights", "head_outputs"} <= set(views)
     for stage, view in views.items():
         values = trace.stage(stage, head)  # [rows, cols], may hold -inf
-        image = view.image_data()
+        image = view.frame.image
         assert np.isfinite(image).all(), stage
         np.testing.assert_allclose(image, np.where(np.isfinite(values), values, 0.0),
                                    rtol=rtol, atol=1e-7, err_msg=stage)  # fmt: skip
-        np.testing.assert_array_equal(view.hidden_cells(), ~np.isfinite(values), err_msg=stage)
+        np.testing.assert_array_equal(view.frame.hidden, ~np.isfinite(values), err_msg=stage)
     return trace
 
 
 def weights(window) -> np.ndarray:
-    return window.stages.view("weights").image_data().copy()
+    return window.stages.view("weights").frame.image.copy()
 
 
 def all_arrays(window) -> dict[str, np.ndarray]:
@@ -169,13 +169,13 @@ def test_tokens_slider_grows_and_shrinks_every_view(qtbot, window):
     with qtbot.waitSignal(window.live.updated, timeout=RECOMPUTE_MS):
         c.tokens.setValue(6)
     assert len(window.session.tokens) == 6
-    assert window.stages.view("weights").image_data().shape == (6, 6)
-    assert window.stages.view("output").image_data().shape == (6, 8)
+    assert window.stages.view("weights").frame.image.shape == (6, 6)
+    assert window.stages.view("output").frame.image.shape == (6, 8)
     assert window.matrices.editor("X").model().rowCount() == 6
     assert_views_match(window)
     with qtbot.waitSignal(window.live.updated, timeout=RECOMPUTE_MS):
         c.tokens.setValue(2)
-    assert window.stages.view("scores").image_data().shape == (2, 2)
+    assert window.stages.view("scores").frame.image.shape == (2, 2)
     assert_views_match(window)
 
 
@@ -185,9 +185,9 @@ def test_d_model_slider_resizes_the_projections(qtbot, window):
         c.d_model.setValue(12)
     config = window.session.config
     assert (config.d_model, config.heads, config.head_dim) == (12, 2, 6)
-    assert window.stages.view("head_outputs").image_data().shape == (4, 6)
-    assert window.stages.view("concat").image_data().shape == (4, 12)
-    assert window.stages.view("output").image_data().shape == (4, 12)
+    assert window.stages.view("head_outputs").frame.image.shape == (4, 6)
+    assert window.stages.view("concat").frame.image.shape == (4, 12)
+    assert window.stages.view("output").frame.image.shape == (4, 12)
     assert window.matrices.editor("X").model().columnCount() == 12
     assert [c.heads.itemData(k) for k in range(c.heads.count())] == [1, 2, 3, 4, 6, 12]
     assert_views_match(window)
@@ -198,8 +198,8 @@ def test_heads_combo_changes_the_number_of_heads(qtbot, window):
         choose(window.controls.heads, 4)
     assert window.session.config.heads == 4
     assert window.heads_grid.head_count() == 4
-    assert window.stages.view("head_outputs").image_data().shape == (4, 2)
-    assert window.stages.view("concat").image_data().shape == (4, 8)
+    assert window.stages.view("head_outputs").frame.image.shape == (4, 2)
+    assert window.stages.view("concat").frame.image.shape == (4, 8)
     assert_views_match(window)
     window.session.selected_head = 3
     trace = assert_views_match(window)
@@ -210,14 +210,14 @@ def test_d_k_slider_resizes_the_heads_in_direct_mode(qtbot, window):
     open_example(qtbot, window, "three-tokens")
     c = window.controls
     assert c.d_k.isEnabled()
-    before = window.stages.view("scores").image_data().copy()
+    before = window.stages.view("scores").frame.image.copy()
     with qtbot.waitSignal(window.live.updated, timeout=RECOMPUTE_MS):
         c.d_k.setValue(3)
     assert window.session.inputs.Q.shape == (1, 3, 3)
     assert window.matrices.editor("Q", 0).model().columnCount() == 3
-    assert window.stages.view("head_outputs").image_data().shape == (3, 3)
+    assert window.stages.view("head_outputs").frame.image.shape == (3, 3)
     assert_views_match(window)
-    assert not np.allclose(window.stages.view("scores").image_data(), before)
+    assert not np.allclose(window.stages.view("scores").frame.image, before)
 
 
 def test_temperature_slider_divides_the_scaled_scores(qtbot, window):
@@ -225,9 +225,9 @@ def test_temperature_slider_divides_the_scaled_scores(qtbot, window):
         window.controls.temperature.setValue(2.0)
     assert window.session.config.temperature == 2.0
     trace = assert_views_match(window)
-    scores = window.stages.view("scores").image_data()
+    scores = window.stages.view("scores").frame.image
     expected = scores * trace.scale / 2.0
-    np.testing.assert_allclose(window.stages.view("scaled").image_data(), expected, rtol=1e-5)
+    np.testing.assert_allclose(window.stages.view("scaled").frame.image, expected, rtol=1e-5)
 
 
 def test_mask_combo_hides_the_right_keys(qtbot, window):
@@ -235,28 +235,28 @@ def test_mask_combo_hides_the_right_keys(qtbot, window):
     n = len(window.session.tokens)
     with qtbot.waitSignal(window.live.updated, timeout=RECOMPUTE_MS):
         choose(window.controls.mask, "none")
-    assert not masked.hidden_cells().any()
-    assert (w.image_data() > 0).all()
+    assert not masked.frame.hidden.any()
+    assert (w.frame.image > 0).all()
     assert_views_match(window)
     with qtbot.waitSignal(window.live.updated, timeout=RECOMPUTE_MS):
         choose(window.controls.mask, "padding")
     hidden = np.zeros((n, n), bool)
     hidden[:, -1] = True  # the last key is padding
-    np.testing.assert_array_equal(masked.hidden_cells(), hidden)
-    assert (w.image_data()[:, -1] == 0).all()
+    np.testing.assert_array_equal(masked.frame.hidden, hidden)
+    assert (w.frame.image[:, -1] == 0).all()
     assert window.controls.pad.isEnabled() and window.controls.pad.value() == 1
     assert_views_match(window)
     with qtbot.waitSignal(window.live.updated, timeout=RECOMPUTE_MS):
         choose(window.controls.mask, "causal")
-    np.testing.assert_array_equal(masked.hidden_cells(), ~np.tri(n, n, dtype=bool))
+    np.testing.assert_array_equal(masked.frame.hidden, ~np.tri(n, n, dtype=bool))
     assert_views_match(window)
 
 
 def test_scale_combo_and_factor_change_the_scaled_scores(qtbot, window):
-    scores = window.stages.view("scores").image_data().copy()
+    scores = window.stages.view("scores").frame.image.copy()
     with qtbot.waitSignal(window.live.updated, timeout=RECOMPUTE_MS):
         choose(window.controls.scale, "none")
-    np.testing.assert_allclose(window.stages.view("scaled").image_data(), scores)
+    np.testing.assert_allclose(window.stages.view("scaled").frame.image, scores)
     assert_views_match(window)
     with qtbot.waitSignal(window.live.updated, timeout=RECOMPUTE_MS):
         choose(window.controls.scale, "custom")
@@ -264,7 +264,7 @@ def test_scale_combo_and_factor_change_the_scaled_scores(qtbot, window):
     with qtbot.waitSignal(window.live.updated, timeout=RECOMPUTE_MS):
         window.controls.scale_factor.setValue(0.5)
     assert window.session.config.scale_factor == 0.5
-    np.testing.assert_allclose(window.stages.view("scaled").image_data(), scores * 0.5, rtol=1e-6)
+    np.testing.assert_allclose(window.stages.view("scaled").frame.image, scores * 0.5, rtol=1e-6)
     assert_views_match(window)
 
 
@@ -281,16 +281,16 @@ def test_normaliser_combo_changes_the_weights(qtbot, window, normalizer):
         np.testing.assert_allclose(sums, 1.0, rtol=1e-5)
     else:
         assert not np.allclose(sums, 1.0)  # sigmoid weights are independent per key
-    assert window.stages.view("weights").title().startswith(normalizer)
+    assert window.stages.view("weights").frame.heading.startswith(normalizer)
 
 
 def test_positions_combo_adds_position_information(qtbot, window):
-    before = window.stages.view("scores").image_data().copy()
+    before = window.stages.view("scores").frame.image.copy()
     with qtbot.waitSignal(window.live.updated, timeout=RECOMPUTE_MS):
         choose(window.controls.positional, "sinusoidal")
     assert window.session.config.positional == "sinusoidal"
     assert_views_match(window)
-    assert not np.allclose(window.stages.view("scores").image_data(), before)
+    assert not np.allclose(window.stages.view("scores").frame.image, before)
 
 
 # -- the custom mask -------------------------------------------------------------------
@@ -305,7 +305,7 @@ def test_clicking_the_masked_view_toggles_a_custom_mask_cell(qtbot, window):
     expected = np.tri(4, 4, dtype=bool)
     expected[2, 1] = False
     np.testing.assert_array_equal(allowed, expected)
-    np.testing.assert_array_equal(masked.hidden_cells(), ~allowed)
+    np.testing.assert_array_equal(masked.frame.hidden, ~allowed)
     w = weights(window)
     assert (w[~allowed] == 0).all() and (w[allowed] > 0).all()
     np.testing.assert_array_equal(w[[0, 1, 3]], before[[0, 1, 3]])  # other rows untouched
@@ -356,8 +356,8 @@ def test_a_d_model_the_heads_do_not_divide_is_refused(qtbot, window):
     assert window.controls.error.isVisible()
     assert "not divisible" in window.statusBar().currentMessage()
     assert window.controls.d_model.value() == 8  # the slider shows the session again
-    for view in window.stages.views().values():
-        assert not np.isnan(view.image_data()).any()
+    for view in map(window.stages.view, window.stages.shown_stages()):
+        assert not np.isnan(view.frame.image).any()
 
 
 def test_an_experiment_with_heads_not_dividing_d_model_is_refused(qtbot, window):
@@ -380,10 +380,10 @@ def test_a_fully_masked_row_gives_zero_weights_a_message_and_no_nan(qtbot, windo
     trace = assert_views_match(window)
     assert trace.fully_masked_rows == (0,)
     assert (weights(window)[0] == 0).all()
-    assert window.stages.view("masked").hidden_cells()[0].all()
+    assert window.stages.view("masked").frame.hidden[0].all()
     assert "Every key is hidden from The" in window.statusBar().currentMessage()
-    for view in window.stages.views().values():
-        assert np.isfinite(view.image_data()).all(), view.stage
+    for view in map(window.stages.view, window.stages.shown_stages()):
+        assert np.isfinite(view.frame.image).all(), view.stage
 
 
 def test_a_1e30_value_is_computed_without_nan_or_inf(qtbot, window):
@@ -392,13 +392,13 @@ def test_a_1e30_value_is_computed_without_nan_or_inf(qtbot, window):
         type_into_cell(qtbot, editor, 1, 2, "1e30")
     assert window.session.inputs.X[1, 2] == 1e30
     assert "float64" in window.statusBar().currentMessage()
-    for view in window.stages.views().values():
-        assert np.isfinite(view.image_data()).all(), view.stage
+    for view in map(window.stages.view, window.stages.shown_stages()):
+        assert np.isfinite(view.frame.image).all(), view.stage
     trace = reference(window)
     assert trace.notes and np.isfinite(trace.stage("scores", 0)).all()
     scores = trace.stage("scores", 0)
     assert np.abs(scores).max() > np.finfo(np.float32).max  # beyond float32: the hard case
-    np.testing.assert_allclose(window.stages.view("scores").image_data(), scores, rtol=1e-12)
+    np.testing.assert_allclose(window.stages.view("scores").frame.image, scores, rtol=1e-12)
     assert_views_match(window)
 
 
@@ -412,11 +412,11 @@ def test_a_1e30_value_in_a_long_sequence_stays_finite_when_downsampled(qtbot, wi
     trace = reference(window)
     assert trace.notes  # computed in float64
     scores = trace.stage("scores", 0)  # [600, 600]
-    image = window.stages.view("scores").image_data()
+    image = window.stages.view("scores").frame.image
     assert image.shape == (300, 300) and np.isfinite(image).all()
     np.testing.assert_allclose(image, scores.reshape(300, 2, 300, 2).mean(axis=(1, 3)), rtol=1e-9)
-    for view in window.stages.views().values():
-        assert np.isfinite(view.image_data()).all(), view.stage
+    for view in map(window.stages.view, window.stages.shown_stages()):
+        assert np.isfinite(view.frame.image).all(), view.stage
 
 
 @pytest.mark.filterwarnings("error::RuntimeWarning")
@@ -431,9 +431,9 @@ def test_a_constant_huge_stage_still_gets_two_colour_levels(qtbot, window):
         assert editor.paste("1e20")  # one number pasted over a selection fills it
     assert (window.session.inputs.V == 1e20).all()
     view = window.stages.view("head_outputs")
-    low, high = view.levels()
+    low, high = view.frame.levels
     assert low < 1e20 < high
-    assert len(view.cell_text_values()) == 2
+    assert len(view.frame.texts) == 2
     assert_views_match(window)
 
 
@@ -444,7 +444,7 @@ def test_fewer_heads_move_the_selected_head_onto_one_that_exists(qtbot, window):
     with qtbot.waitSignal(window.live.updated, timeout=RECOMPUTE_MS):
         choose(window.controls.heads, 2)
     assert window.session.selected_head == 1
-    assert window.stages.view("weights").placeholder_text() is None
+    assert window.stages.view("weights").frame is not None
     assert window.heads_grid.selected_frame() == 1
     assert_views_match(window)
     with qtbot.waitSignal(window.live.updated, timeout=RECOMPUTE_MS):
@@ -600,7 +600,7 @@ def test_torch_backend_gives_the_numpy_weights(qtbot, window):
         window.session.selected_head = head
         np.testing.assert_allclose(weights(window), numpy_trace.stage("weights", head), atol=1e-6)
         for stage in ("scores", "head_outputs", "output"):
-            shown = window.stages.view(stage).image_data()
+            shown = window.stages.view(stage).frame.image
             np.testing.assert_allclose(shown, numpy_trace.stage(stage, head), rtol=1e-5, atol=1e-6)
     assert_views_match(window)
 

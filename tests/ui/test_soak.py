@@ -195,8 +195,8 @@ def settle(qtbot, window) -> None:
 def check_views(window, where: str) -> None:
     """Every visible stage view equals the engine's numbers; none holds NaN or inf."""
     s = window.session
-    for view in window.stages.views().values():
-        assert np.isfinite(view.image_data()).all(), f"{where}: {view.stage} not finite"
+    for view in map(window.stages.view, window.stages.shown_stages()):
+        assert np.isfinite(view.frame.image).all(), f"{where}: {view.stage} not finite"
     if window.live.error is not None:  # an invalid state: the views keep the last good trace
         return
     d = s.data()
@@ -209,7 +209,7 @@ def check_views(window, where: str) -> None:
         if max(values.shape) > 512:
             continue  # downsampled: compared in test_stage_views
         expected = np.where(np.isfinite(values), values, 0.0)
-        np.testing.assert_allclose(view.image_data(), expected, rtol=1e-6, atol=1e-7,
+        np.testing.assert_allclose(view.frame.image, expected, rtol=1e-6, atol=1e-7,
                                    err_msg=f"{where}: {stage}")  # fmt: skip
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import inspect
 from pathlib import Path
 
 from attention_explorer.cli.commands import UsageError, load_source, run_engine
@@ -55,15 +54,6 @@ def _out_folder(text: str) -> tuple[Path, bool]:
     return folder, True
 
 
-def _decimals_option(export_all, decimals: int | None) -> dict:
-    """``{"decimals": N}`` when asked for; refused if this export module has no such option."""
-    if decimals is None:
-        return {}
-    if "decimals" not in inspect.signature(export_all).parameters:
-        raise UsageError("--decimals is not supported by this build's export module")
-    return {"decimals": decimals}
-
-
 def cmd_export(args: argparse.Namespace) -> int:
     """Write the chosen stages, heads and formats into ``--out``; print each file written."""
     from attention_explorer.export.api import export_all, plan_exports
@@ -74,7 +64,6 @@ def cmd_export(args: argparse.Namespace) -> int:
     formats = parse_formats(args.format)
     size, dpi = parse_size(args.size), _dpi(args.dpi)
     heads = _heads(args.head)
-    extra = _decimals_option(export_all, args.decimals)
     pictures = any(fmt in PICTURE_FORMATS for fmt in formats)
     if pictures and args.cmap:
         lookup_table(args.cmap)
@@ -97,7 +86,8 @@ def cmd_export(args: argparse.Namespace) -> int:
             show_values=args.values,
             size=size,
             dpi=dpi,
-            **extra,
+            decimals=args.decimals,
+            scale=args.scale,
         )
     except BaseException:
         if created:

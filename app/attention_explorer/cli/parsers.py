@@ -120,8 +120,18 @@ def _add_export(sub) -> None:
     p.add_argument("--dpi", default="150", help="picture resolution (default 150)")
     cmap_help = "colour map, e.g. viridis, magma, CET-D1 (default: viridis; CET-D1 for scores)"
     p.add_argument("--cmap", default=None, help=cmap_help)
+    p.add_argument(
+        "--scale",
+        choices=("linear", "row", "log"),
+        default="linear",
+        help="colour scale of the weights: linear 0..1, row (each row against its maximum), log",
+    )
     for flag, text, kind in (
-        ("--values", "write the numbers in the cells (default: up to 16x16)", _ON_OFF),
+        (
+            "--values",
+            "write the numbers in the cells (default: when cells are not blocks, up to 24x24)",
+            _ON_OFF,
+        ),
         ("--decimals", "decimals in cells and CSV files (default: each stage's)", _DECIMALS),
         ("--grid", "also draw all heads in one picture, <stage>_grid.png", _ON_OFF),
     ):
