@@ -36,6 +36,9 @@ class History:
         self._replaying = False
         self._clean_marker: _Step | None = None
         self._clean_at_empty = True
+        #: True only while the last thing that happened was a push of a mergeable step: an
+        #: undo, redo or save ends the gesture, so the next drag starts a step of its own.
+        self._merge_open = False
         session.events.all.connect(self._on_event)
 
     # -- recording -----------------------------------------------------------------------
@@ -55,14 +58,15 @@ class History:
         last = self._done[-1] if self._done else None
         if (
             step.merge is not None
+            and self._merge_open
             and last is not None
             and last.merge == step.merge
-            and not self._undone
+            and last is not self._clean_marker
         ):
-            if last is not self._clean_marker:
-                last.changes.extend(step.changes)
-                self.changed.emit()
-                return
+            last.changes.extend(step.changes)
+            self.changed.emit()
+            return
+        self._merge_open = step.merge is not None
         self._done.append(step)
         if len(self._done) > self.limit:
             self._done.pop(0)
@@ -109,6 +113,7 @@ class History:
         if not self._done:
             return False
         step = self._done.pop()
+        self._merge_open = False
         self._apply([(name, old) for name, old, _new in reversed(step.changes)])
         self._undone.append(step)
         self.changed.emit()
@@ -119,6 +124,7 @@ class History:
         if not self._undone:
             return False
         step = self._undone.pop()
+        self._merge_open = False
         self._apply([(name, new) for name, _old, new in step.changes])
         self._done.append(step)
         self.changed.emit()
@@ -127,8 +133,9 @@ class History:
     def _apply(self, assignments: list[tuple[str, object]]) -> None:
         self._replaying = True
         try:
-            for name, value in assignments:
-                setattr(self.session, name, value)
+            with self.session.consistent_change():
+                for name, value in assignments:
+                    setattr(self.session, name, value)
         finally:
             self._replaying = False
 
@@ -143,6 +150,7 @@ class History:
         """Remember the current state as the saved one."""
         self._clean_marker = self._done[-1] if self._done else None
         self._clean_at_empty = not self._done
+        self._merge_open = False
         self.changed.emit()
 
     @property

@@ -41,13 +41,16 @@ HIGHLIGHT_TINT_STRENGTH = 0.75
 _Index = QModelIndex | QPersistentModelIndex
 
 
-def connect_until_destroyed(owner: QObject, connections: list[tuple[object, object]]) -> None:
+def connect_until_destroyed(
+    owner: QObject, connections: list[tuple[object, object]], priority: int = 0
+) -> None:
     """Connect each (psygnal signal, slot) pair, and disconnect them all when ``owner`` dies.
 
-    A Qt object deleted by its parent must not be called by a later session event.
+    A Qt object deleted by its parent must not be called by a later session event. Slots of
+    a higher ``priority`` run before the others of the same signal.
     """
     for signal, slot in connections:
-        signal.connect(slot)
+        signal.connect(slot, priority=priority)
     owner.destroyed.connect(partial(disconnect_all, connections))
 
 
@@ -120,12 +123,8 @@ class MatrixModel(QAbstractTableModel):
         if array is None:
             return np.zeros((0, 0))
         if self.head is not None:
-            if array.ndim != 3 or not 0 <= self.head < array.shape[0]:
-                return np.zeros((0, 0))
-            return array[self.head]
-        if array.ndim == 1:
-            return array[None, :]
-        return array if array.ndim == 2 else np.zeros((0, 0))
+            return array[self.head]  # [rows, cols] of one head
+        return array[None, :] if array.ndim == 1 else array
 
     def matrix(self) -> np.ndarray:
         """A copy of the 2-D slice shown, ``[rows, columns]``."""
@@ -365,6 +364,10 @@ class MatrixModel(QAbstractTableModel):
             )
 
     def _on_inputs_changed(self, *_args: object) -> None:
+        if not self._connections:
+            # Detached during this very emission (psygnal still calls the slots it had in
+            # hand): the panel is replacing this editor, and its head may no longer exist.
+            return
         shape = self._slice().shape
         if shape != self._shape:
             self.beginResetModel()
