@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attention_explorer.engine import AttentionConfig, AttentionInputs, compute, explain
-from attention_explorer.engine.explain import format_number
+from attention_explorer.numbers import format_number
 from attention_explorer.session import starter_session
-from attention_explorer.session.walkthrough import WalkStep, default_focus, steps_for
+from attention_explorer.walkthrough import WalkStep, choose_focus, steps_for
 
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e[+-]\d+)?")
 EXPLAINED = ("Q", "K", "V", "scores", "scaled", "mask", "masked", "weights", "head_outputs",
@@ -49,6 +49,12 @@ def projection_trace(heads=1, d_model=4, n=3, positional="sinusoidal", mask="non
     config = AttentionConfig(mode="projection", heads=heads, d_model=d_model,
                              positional=positional, mask=mask, **kw)  # fmt: skip
     return compute(inputs, config, tokens=("the", "cat", "sat", "on", "a", "mat")[:n])
+
+
+def default_focus(trace, head):
+    """The (query, key) the walkthrough follows when nobody chose one."""
+    focus = choose_focus(trace, head)
+    return focus.row, focus.col
 
 
 def starter_trace():
@@ -149,11 +155,17 @@ def test_direct_mode_several_heads_without_w_o_ends_at_concat():
     assert [s.stage for s in steps][-2:] == ["weights", "concat"]
 
 
-def test_default_focus_is_last_query_and_its_favourite_key():
-    trace = starter_trace()
+def test_default_focus_is_an_informative_query_and_its_favourite_key():
+    trace = starter_trace()  # causal: the last token is the one row the mask never changes
     i, j = default_focus(trace, 0)
-    assert i == trace.n_queries - 1
+    allowed = trace["mask"][i]
+    assert 0 < allowed.sum() < trace.n_keys and allowed.sum() >= 2  # the mask changes its row
+    visible = trace.stage("weights", 0)[i][allowed]
+    assert visible.max() - visible.min() >= 0.05  # not near-uniform
+    assert i != trace.n_queries - 1
     assert j == int(np.argmax(trace.stage("weights", 0)[i]))
+    first = steps_for(trace)[0].plain()
+    assert f"We follow “{trace.tokens[i]}”: the mask hides" in first
     scores = next(s for s in steps_for(trace) if s.key == "scores")
     assert scores.cells == ((i, j),)
     assert [name for name, _ in scores.related] == ["Q", "K"]
@@ -197,8 +209,10 @@ def test_scale_mask_and_normalizer_are_named():
     steps = {s.key: s.plain() for s in steps_for(trace, 1, 0)}
     assert "1/sqrt(4)" in steps["scale"] and "temperature 2" in steps["scale"]
     assert "causal" in steps["mask"]
-    assert "For “cat” it hides “sat”" in steps["mask"]
-    assert "key 2 comes after query 1" in steps["mask"]
+    assert (
+        "For “cat” it hides “sat”: a causal mask hides “sat” because it comes after “cat”"
+        in (steps["mask"])
+    )
     assert "Softmax" in steps["weights"]
     assert "No mask" not in steps["mask"]
     assert "no mask" in steps_for(direct_trace())[5].plain()
@@ -326,8 +340,8 @@ def test_the_mask_step_names_a_few_hidden_keys_and_counts_the_rest():
     from attention_explorer.engine import compute as compute_trace
     from attention_explorer.session import resize as resize_module
     from attention_explorer.session import starter_session as starter
-    from attention_explorer.session.walkthrough import MAX_NAMED_KEYS
-    from attention_explorer.session.walkthrough import steps_for as steps
+    from attention_explorer.walkthrough import steps_for as steps
+    from attention_explorer.walkthrough.attention import MAX_NAMED_KEYS
 
     data = resize_module.set_token_count(starter(), 40)  # causal: row 0 hides 39 keys
     trace = compute_trace(data.inputs, data.config, tokens=data.tokens)

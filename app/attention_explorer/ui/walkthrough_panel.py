@@ -16,8 +16,8 @@ from PySide6.QtWidgets import (
 )
 
 from attention_explorer.session.model import Session
-from attention_explorer.session.walkthrough import WalkStep, steps_for
 from attention_explorer.ui.live_trace import LiveTrace
+from attention_explorer.walkthrough import WalkStep, steps_for
 
 _NEXT_KEYS = (Qt.Key.Key_PageDown, Qt.Key.Key_Right)
 _BACK_KEYS = (Qt.Key.Key_PageUp, Qt.Key.Key_Left)
@@ -26,7 +26,7 @@ _BACK_KEYS = (Qt.Key.Key_PageUp, Qt.Key.Key_Left)
 class WalkthroughPanel(QWidget):
     """Step through the attention pipeline of the current session, one stage at a time.
 
-    The steps come from :func:`attention_explorer.session.walkthrough.steps_for` on
+    The steps come from :func:`attention_explorer.walkthrough.steps_for` on
     ``live_trace.trace`` and are rebuilt after every recompute, keeping the current step, so
     an edit shows up in the narration at once. Moving to a step emits ``step_changed(step)``
     (a :class:`WalkStep`, or None when there is nothing to show) and points

@@ -1,0 +1,102 @@
+"""Choosing the query the walkthrough follows, and saying why.
+
+The default is an *informative* query: one whose row the mask changes (some keys hidden, at
+least two still visible) and whose weights are not near-uniform, so the mask and softmax
+steps both have something to show. The last token of a causal mask, which sees every key,
+is exactly the row that teaches nothing about masking.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from attention_explorer.engine import Trace
+from attention_explorer.walkthrough.markup import num, tok
+
+#: Weights whose largest and smallest (over the visible keys) differ by less are "near-uniform".
+NEAR_UNIFORM = 0.05
+
+
+@dataclass(frozen=True)
+class Focus:
+    """The query row and key column followed, and what made that row the choice.
+
+    ``kind``: "chosen" (the learner or the example picked it), "informative" (the mask
+    changes the row and its weights are uneven), "uneven" (no row fits both; the most uneven
+    weights) or "only" (one query, or nothing better).
+    """
+
+    row: int
+    col: int
+    kind: str
+    hidden: int = 0
+    visible: int = 0
+    lowest: float = 0.0
+    highest: float = 0.0
+
+    @property
+    def spread(self) -> float:
+        """How far apart the row's smallest and largest visible weights are."""
+        return self.highest - self.lowest
+
+
+def _rows(trace: Trace, head: int):
+    """(row, hidden keys, visible keys, lowest, highest visible weight) per usable row."""
+    weights = trace.stage("weights", head)  # [n, m]
+    n, m = weights.shape
+    allowed = trace["mask"] if trace.has("mask") else np.ones((n, m), dtype=bool)  # [n, m]
+    for r in range(n):
+        visible = allowed[r]  # [m]
+        count = int(visible.sum())
+        if r in trace.fully_masked_rows or count == 0:
+            continue
+        shown = weights[r][visible]  # [count]
+        yield r, m - count, count, float(shown.min()), float(shown.max())
+
+
+def choose_focus(trace: Trace, head: int) -> Focus:
+    """The informative query of ``head`` and the key it attends to most (see module doc)."""
+    rows = list(_rows(trace, head))
+    if not rows:
+        return Focus(trace.n_queries - 1, 0, "only")
+
+    def spread(r):
+        return r[4] - r[3]
+
+    informative = [r for r in rows if r[1] > 0 and r[2] >= 2 and spread(r) >= NEAR_UNIFORM]
+    if informative:
+        best = max(informative, key=lambda r: (spread(r), -r[0]))
+        kind = "informative"
+    else:
+        best = max(rows, key=lambda r: (spread(r), r[0]))
+        kind = "uneven" if len(rows) > 1 else "only"
+    row = best[0]
+    col = int(np.argmax(trace.stage("weights", head)[row]))
+    return Focus(row, col, kind, *best[1:])
+
+
+def why_text(trace: Trace, focus: Focus) -> str:
+    """One sentence (HTML) on why the walkthrough follows this query."""
+    name = tok(trace.tokens[focus.row])
+    if focus.kind == "chosen":
+        return f"We follow {name}, the query you selected."
+    if focus.kind == "informative":
+        return (
+            f"We follow {name}: the mask hides {focus.hidden} of its {focus.hidden + focus.visible}"
+            f" keys, so masking changes its row, and its weights are far from even (from "
+            f"{num(focus.lowest)} to {num(focus.highest)}). Select another cell to follow "
+            "another query."
+        )
+    if focus.kind == "uneven":
+        what = (
+            "no query's row is both changed by the mask and uneven"
+            if trace.has("mask")
+            else "there is no mask"
+        )
+        return (
+            f"We follow {name}: {what}, so this is the query whose weights differ most "
+            f"(from {num(focus.lowest)} to {num(focus.highest)})."
+        )
+    return f"We follow {name}."
