@@ -199,7 +199,10 @@ class MainWindow(QMainWindow):
         return True
 
     def _on_walk_step(self, step) -> None:
+        """Frame the step's stage view and bring the editor of its numbers to the front."""
         self.stages.highlight_stage(step.stage if step is not None else None)
+        if step is not None and step.editor:
+            self.matrices.show_array(step.editor)
 
     def _export_name(self) -> str:
         path = self.document.path

@@ -105,6 +105,18 @@ class MatrixPanel(QWidget):
             )
         return self._editors[key]
 
+    def show_array(self, name: str) -> bool:
+        """Bring the tab of array ``name`` to the front; False when the panel has none."""
+        names = self.tab_names()
+        if name not in names:
+            return False
+        self.tabs.setCurrentIndex(names.index(name))
+        return True
+
+    def current_array(self) -> str:
+        """The name of the tab in front ("" when there is none)."""
+        return self.tabs.tabText(self.tabs.currentIndex()) if self.tabs.count() else ""
+
     def tab_names(self) -> list[str]:
         """The names of the top-level tabs, in order."""
         return [self.tabs.tabText(i) for i in range(self.tabs.count())]

@@ -19,6 +19,8 @@ from attention_explorer.session.model import Session
 from attention_explorer.ui.live_trace import LiveTrace
 from attention_explorer.walkthrough import WalkStep, steps_for
 
+#: The narration shows at least this many lines; longer steps scroll.
+NARRATION_LINES = 7
 _NEXT_KEYS = (Qt.Key.Key_PageDown, Qt.Key.Key_Right)
 _BACK_KEYS = (Qt.Key.Key_PageUp, Qt.Key.Key_Left)
 
@@ -30,7 +32,9 @@ class WalkthroughPanel(QWidget):
     ``live_trace.trace`` and are rebuilt after every recompute, keeping the current step, so
     an edit shows up in the narration at once. Moving to a step emits ``step_changed(step)``
     (a :class:`WalkStep`, or None when there is nothing to show) and points
-    ``session.selected_head``/``selected_cell`` at the step's head and first cell.
+    ``session.selected_head``/``selected_cell`` at the step's head and its selection (the
+    followed query and key), so every view frames the same query row and key.
+    The narration scrolls: a long step (a softmax table) is never cut off.
     Keys while the panel has focus: PageDown / Alt+Right next, PageUp / Alt+Left back,
     Home restart.
     """
@@ -82,6 +86,8 @@ class WalkthroughPanel(QWidget):
         self.narration.setObjectName("walkthroughNarration")
         self.narration.setOpenLinks(False)
         self.narration.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.narration.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        self.narration.setMinimumHeight(self.fontMetrics().lineSpacing() * NARRATION_LINES)
         self.notice = QLabel()
         self.notice.setObjectName("walkthroughNotice")
         self.notice.setWordWrap(True)
@@ -231,9 +237,10 @@ class WalkthroughPanel(QWidget):
         if step.head != s.selected_head:
             self._written_head = step.head
             s.selected_head = step.head
-        if step.cells and step.cells[0] != s.selected_cell:
-            self._written_cell = step.cells[0]
-            s.selected_cell = step.cells[0]
+        cell = step.selection or (step.cells[0] if step.cells else None)
+        if cell is not None and cell != s.selected_cell:
+            self._written_cell = cell
+            s.selected_cell = cell
 
     # -- keyboard ----------------------------------------------------------------------------
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt API name

@@ -59,7 +59,9 @@ def other_heads(ctx: Context) -> list[WalkStep]:
                 f"Head {k}'s output for {ctx.q_tok}: {vec(ctx.stage('head_outputs', k)[i])}.",
             )
             cells = row_cells(i, trace.n_keys, first=best)
-            steps.append(WalkStep(f"head_{k}", f"Head {k}", "weights", k, cells, text))
+            steps.append(
+                WalkStep(f"head_{k}", f"Head {k}", "weights", k, cells, text, selection=(i, best))
+            )
         return steps
     rows = "".join(
         f"<tr><td>{k}</td><td>{html.escape(trace.kv_tokens[_top(ctx, k)[0]])}</td>"

@@ -69,4 +69,5 @@ def steps_for(
             steps.append(heads.concat(ctx))
     if trace.has("output"):
         steps.append(heads.output(ctx))
-    return steps
+    followed = (focus.row, focus.col)
+    return [s if s.selection else replace(s, selection=followed) for s in steps]

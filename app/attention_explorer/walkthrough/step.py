@@ -18,7 +18,9 @@ class WalkStep:
     first), ``text`` the narration as simple HTML. ``related`` names other stage views and
     their cells that take part (e.g. the query row of Q and the key row of K for one score).
     ``editor`` names the input matrix tab that holds the numbers the step starts from
-    ("X", "W_Q", "K", ...), or "" when no editor tab belongs to it.
+    ("X", "W_Q", "K", ...), or "" when no editor tab belongs to it. ``selection`` is the
+    (query row, key column) the views select for this step: the followed query and key,
+    except where a step looks at another key (another head's favourite).
     """
 
     key: str
@@ -29,6 +31,7 @@ class WalkStep:
     text: str
     related: tuple[tuple[str, Cells], ...] = ()
     editor: str = ""
+    selection: tuple[int, int] | None = None
 
     def plain(self) -> str:
         """The narration without markup, for tests, the command line and screen readers."""
