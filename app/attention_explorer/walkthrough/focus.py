@@ -2,7 +2,7 @@
 
 The default is an *informative* query: one whose row the mask changes (some keys hidden, at
 least two still visible) and whose weights are not near-uniform, so the mask and softmax
-steps both have something to show. The last token of a causal mask, which sees every key,
+steps both have something to show; among those, the one that still sees the most keys. The last token of a causal mask, which sees every key,
 is exactly the row that teaches nothing about masking.
 """
 
@@ -67,7 +67,7 @@ def choose_focus(trace: Trace, head: int) -> Focus:
 
     informative = [r for r in rows if r[1] > 0 and r[2] >= 2 and spread(r) >= NEAR_UNIFORM]
     if informative:
-        best = max(informative, key=lambda r: (spread(r), -r[0]))
+        best = max(informative, key=lambda r: (r[2], spread(r)))  # most keys still visible
         kind = "informative"
     else:
         best = max(rows, key=lambda r: (spread(r), r[0]))
