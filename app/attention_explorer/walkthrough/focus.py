@@ -2,8 +2,9 @@
 
 The default is an *informative* query: one whose row the mask changes (some keys hidden, at
 least two still visible) and whose weights are not near-uniform, so the mask and softmax
-steps both have something to show; among those, the one that still sees the most keys. The last token of a causal mask, which sees every key,
-is exactly the row that teaches nothing about masking.
+steps both have something to show; among those, the one that still sees the most keys.
+The last token of a causal mask, which sees every key, is exactly the row that teaches
+nothing about masking.
 """
 
 from __future__ import annotations
