@@ -2,6 +2,8 @@
 
 Edits made inside ``with history.transaction("label"):`` undo as one step. Consecutive
 transactions with the same ``merge`` key (a slider being dragged) fold into one step.
+A step marked ``explore`` (an example's "Try it") can be undone like any other but never
+makes the document unsaved: an example the learner only explored never asks to be saved.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ class _Step:
     label: str
     changes: list[tuple[str, object, object]] = field(default_factory=list)  # (field, old, new)
     merge: str | None = None
+    explore: bool = False
 
 
 class History:
@@ -34,8 +37,7 @@ class History:
         self._open: _Step | None = None
         self._depth = 0
         self._replaying = False
-        self._clean_marker: _Step | None = None
-        self._clean_at_empty = True
+        self._clean_steps: list[_Step] = []  # the edits (not explorations) at the last save
         #: True only while the last thing that happened was a push of a mergeable step: an
         #: undo, redo or save ends the gesture, so the next drag starts a step of its own.
         self._merge_open = False
@@ -61,7 +63,7 @@ class History:
             and self._merge_open
             and last is not None
             and last.merge == step.merge
-            and last is not self._clean_marker
+            and not self._is_clean_step(last)
         ):
             last.changes.extend(step.changes)
             self.changed.emit()
@@ -74,10 +76,13 @@ class History:
         self.changed.emit()
 
     @contextmanager
-    def transaction(self, label: str, merge: str | None = None):
-        """Group every assignment inside the block into one undo step."""
+    def transaction(self, label: str, merge: str | None = None, explore: bool = False):
+        """Group every assignment inside the block into one undo step.
+
+        ``explore=True``: the step tries something out and does not make the document dirty.
+        """
         if self._depth == 0:
-            self._open = _Step(label=label, merge=merge)
+            self._open = _Step(label=label, merge=merge, explore=explore)
         self._depth += 1
         try:
             yield
@@ -148,14 +153,23 @@ class History:
     # -- saved state ---------------------------------------------------------------------
     def mark_clean(self) -> None:
         """Remember the current state as the saved one."""
-        self._clean_marker = self._done[-1] if self._done else None
-        self._clean_at_empty = not self._done
+        self._clean_steps = self._edits()
         self._merge_open = False
         self.changed.emit()
 
+    def _edits(self) -> list[_Step]:
+        return [step for step in self._done if not step.explore]
+
+    def _is_clean_step(self, step: _Step) -> bool:
+        return any(step is clean for clean in self._clean_steps)
+
     @property
     def is_dirty(self) -> bool:
-        """True when the document differs from the last saved (or opened) state."""
-        if not self._done:
-            return not self._clean_at_empty
-        return self._done[-1] is not self._clean_marker
+        """True when the learner's own edits differ from the last saved (or opened) state.
+
+        Explorations (``explore`` steps) do not count.
+        """
+        edits = self._edits()
+        return len(edits) != len(self._clean_steps) or any(
+            a is not b for a, b in zip(edits, self._clean_steps)
+        )

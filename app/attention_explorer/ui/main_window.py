@@ -66,7 +66,7 @@ class MainWindow(QMainWindow):
         s, h, live, prefs = self.session, self.history, self.live, self.prefs
         self.status = StatusLine(self.statusBar(), s, live)
         live.updated.connect(self.status.begin_paint)
-        self.banner = ExperimentBanner(s)
+        self.banner = ExperimentBanner(s, live)
         self.tokens = TokenStrip(s, h)
         self.matrices = MatrixPanel(s, h, prefs)
         self.stages = StagePanel(s, live, prefs)
@@ -134,8 +134,8 @@ class MainWindow(QMainWindow):
         self.document.title_changed.connect(self.setWindowTitle)
         self.document.error.connect(self.show_error)
         self.document.replaced.connect(self.walkthrough.restart)
-        self.controls.message.connect(self.status.show)
-        self.matrices.input_error.connect(self.status.show)
+        self.controls.message.connect(self.status.show_input_error)
+        self.matrices.input_error.connect(self.status.show_input_error)
         self.banner.try_requested.connect(self.apply_experiment)
         self.walkthrough.step_changed.connect(self._on_walk_step)
         self.stages.view("masked").cell_clicked.connect(self.toggle_mask_cell)
@@ -174,9 +174,10 @@ class MainWindow(QMainWindow):
             config.validate(len(self.session.tokens), len(self.session.key_tokens))
         except (AttentionInputError, TypeError) as exc:
             self.status.show(f"The engine refuses this change — {exc}", 20000)
-            self.banner.text.setText(self.banner.text.text() + f"<br><b>Engine says:</b> {exc}")
+            self.banner.show_refusal(str(exc))
             return
-        with self.history.transaction("Try experiment"):
+        # Trying an example's experiment is exploring, not editing: it never asks to be saved.
+        with self.history.transaction("Try experiment", explore=True):
             self.session.config = config
 
     def toggle_mask_cell(self, row: int, col: int) -> bool:

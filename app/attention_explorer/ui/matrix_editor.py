@@ -56,6 +56,7 @@ class MatrixEditor(QWidget):
         self.table = self._build_table()
         self.table.installEventFilter(self)
         self.message_label = QLabel(self)
+        self.message_label.setTextFormat(Qt.TextFormat.PlainText)  # messages may quote names
         self.message_label.setWordWrap(True)
         self.message_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.message_label.hide()

@@ -8,6 +8,7 @@ transaction; bad text is refused through ``input_error`` and the cell keeps its 
 
 from __future__ import annotations
 
+import html
 from functools import partial
 
 import numpy as np
@@ -39,6 +40,11 @@ TINT_STRENGTH = 0.42
 HIGHLIGHT_TINT_STRENGTH = 0.75
 
 _Index = QModelIndex | QPersistentModelIndex
+
+
+def plain_tooltip(text: str) -> str:
+    """``text`` as a tooltip that Qt shows literally: a token named ``<img src=x>`` is not HTML."""
+    return f"<p style='white-space:pre'>{html.escape(text, quote=False)}</p>"
 
 
 def connect_until_destroyed(
@@ -225,7 +231,7 @@ class MatrixModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.TextAlignmentRole:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return (
+            return plain_tooltip(
                 f"{self.slice_label()}[{i}, {j}] = {format_exact(value)}\n"
                 f"row: {self._row_meaning(i)}\ncolumn: {self._column_meaning(j)}"
             )
@@ -249,7 +255,8 @@ class MatrixModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return self._column_label(section) if horizontal else self._row_label(section)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return self._column_meaning(section) if horizontal else self._row_meaning(section)
+            meaning = self._column_meaning(section) if horizontal else self._row_meaning(section)
+            return plain_tooltip(meaning)
         if (
             role == Qt.ItemDataRole.FontRole
             and not horizontal

@@ -63,6 +63,7 @@ class WalkthroughPanel(QWidget):
         self.setObjectName("walkthroughPanel")
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.title = QLabel()
+        self.title.setTextFormat(Qt.TextFormat.PlainText)  # "About this example: <name>"
         self.title.setObjectName("walkthroughTitle")
         font = self.title.font()
         font.setBold(True)
