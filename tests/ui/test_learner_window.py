@@ -134,3 +134,32 @@ def test_sigmoid_is_explained_per_cell(qtbot, window):  # noqa: F811
         window.live.recompute_now()
     step = next(s for s in window.walkthrough.steps() if s.key == "weights")
     assert "per cell" in step.plain() and "per row" not in step.plain()
+
+
+def test_typing_q_in_projection_mode_offers_direct_mode_keeping_every_number(
+    qtbot,
+    window,  # noqa: F811
+    monkeypatch,
+):
+    from PySide6.QtWidgets import QMessageBox
+
+    before = window.live.trace
+    asked = []
+
+    def yes(*args, **kwargs):
+        asked.append(args[2])
+        return QMessageBox.StandardButton.Yes
+
+    monkeypatch.setattr(QMessageBox, "question", yes)
+    with qtbot.waitSignal(window.live.updated, timeout=RECOMPUTE_MS):
+        assert window.offer_direct_mode("K")
+    after = window.live.trace
+    assert "X W_K" in asked[0]
+    assert window.session.config.mode == "direct"
+    assert window.matrices.tab_names()[:3] == ["Q", "K", "V"]
+    for stage in ("Q", "K", "V", "weights", "output"):
+        np.testing.assert_allclose(after[stage], before[stage], rtol=1e-5, atol=1e-6)
+    assert window.history.undo_label == "Switch to typing Q, K, V"
+    window.history.undo()  # one step back to projection mode, with X and the weights
+    assert window.session.config.mode == "projection"
+    assert window.matrices.tab_names()[0] == "X"

@@ -7,6 +7,7 @@ from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QDockWidget,
     QMainWindow,
+    QMessageBox,
     QScrollArea,
     QSplitter,
     QVBoxLayout,
@@ -179,6 +180,31 @@ class MainWindow(QMainWindow):
         # Trying an example's experiment is exploring, not editing: it never asks to be saved.
         with self.history.transaction("Try experiment", explore=True):
             self.session.config = config
+
+    def offer_direct_mode(self, array: str) -> bool:
+        """The learner typed into ``array`` (Q, K or V) in projection mode: offer to switch the
+        session to direct mode, where Q, K and V are typed, keeping every current number.
+
+        Yes switches as one undo step (the projections become the typed Q, K, V, so every
+        stage keeps its value). Returns True when the session is now in direct mode.
+        """
+        if self.session.config.mode == "direct":
+            return True
+        answer = QMessageBox.question(
+            self,
+            "Type Q, K and V directly?",
+            f"In projection mode {array} is computed as X W_{array}, so it cannot be typed "
+            "into. Switch to direct mode? Q, K and V keep their current numbers, and "
+            "Undo switches back.",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+        )
+        if answer != QMessageBox.StandardButton.Yes:
+            return False
+        new = resize.set_mode(self.session.data(), "direct")
+        with self.history.transaction("Switch to typing Q, K, V"):
+            self.session.update(config=new.config, inputs=new.inputs)
+        self.status.show("Direct mode: Q, K and V are now typed; every number was kept")
+        return True
 
     def toggle_mask_cell(self, row: int, col: int) -> bool:
         """Under a custom mask, let query ``row`` see key ``col`` or hide it (one undo step).
