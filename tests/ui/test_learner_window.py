@@ -163,3 +163,36 @@ def test_typing_q_in_projection_mode_offers_direct_mode_keeping_every_number(
     window.history.undo()  # one step back to projection mode, with X and the weights
     assert window.session.config.mode == "projection"
     assert window.matrices.tab_names()[0] == "X"
+
+
+def test_a_key_shows_the_selected_cells_arithmetic_in_a_panel(qtbot, window):  # noqa: F811
+    from PySide6.QtGui import QAction, QKeySequence
+
+    from attention_explorer.engine import explain
+
+    window.session.selected_stage = "weights"
+    window.session.selected_cell = (2, 1)
+    action = next(a for a in window.findChildren(QAction) if a.shortcut() == QKeySequence("Ctrl+I"))
+    action.trigger()
+    assert window.arithmetic.isVisible()
+    shown = window.arithmetic.text.toPlainText()
+    trace = window.live.trace
+    head = window.session.selected_head
+    assert shown == explain(trace, "weights", head, 2, 1, max_terms=16).text()
+    window.session.selected_cell = (3, 0)  # the keyboard moves the selection: the panel follows
+    assert "weights[down, The]" in window.arithmetic.text.toPlainText()
+
+
+def test_the_keyboard_cell_of_an_editor_is_framed_in_the_highlight_colour(qtbot, window):  # noqa: F811
+    editor = window.matrices.editor("X")
+    table = editor.table
+    table.setFocus()
+    index = editor.model().index(1, 1)
+    table.clearSelection()  # the frame alone, not a selection colour, must show the cell
+    table.selectionModel().setCurrentIndex(index, table.selectionModel().SelectionFlag.NoUpdate)
+    qtbot.waitUntil(table.hasFocus)
+    image = table.viewport().grab().toImage()
+    rect = table.visualRect(index)
+    highlight = table.palette().highlight().color()
+    edge = image.pixelColor(rect.left() + 1, rect.center().y())
+    assert abs(edge.red() - highlight.red()) + abs(edge.blue() - highlight.blue()) < 60

@@ -126,11 +126,13 @@ def build_menus(window) -> Menus:
     show_values.toggled.connect(lambda on: setattr(prefs, "show_values", bool(on)))
     view.addAction(show_values)
     view.addSeparator()
-    for dock in (window.controls_dock, window.heads_dock, window.walk_dock):
+    for dock in (window.controls_dock, window.heads_dock, window.walk_dock, window.arithmetic_dock):
         view.addAction(dock.toggleViewAction())
 
     examples = bar.addMenu("E&xamples")
     _fill_examples(window, examples)
+
+    _action(window, view, "Cell &arithmetic", window.show_cell_arithmetic, "Ctrl+I")
 
     walk = bar.addMenu("&Walkthrough")
     back_step = _action(window, walk, "&Back", window.walkthrough.go_back, "Alt+Left")

@@ -22,6 +22,7 @@ from attention_explorer.session import (
     resize,
     starter_session,
 )
+from attention_explorer.ui.cell_arithmetic import CellArithmetic
 from attention_explorer.ui.controls_panel import ControlsPanel
 from attention_explorer.ui.document import DocumentController
 from attention_explorer.ui.experiment_banner import ExperimentBanner
@@ -74,6 +75,7 @@ class MainWindow(QMainWindow):
         self.heads_grid = HeadsGrid(s, live, prefs)
         self.walkthrough = WalkthroughPanel(s, live)
         self.controls = ControlsPanel(s, h)
+        self.arithmetic = CellArithmetic(s, live)
         live.updated.connect(self.status.end_paint)
 
         left = QWidget()
@@ -105,7 +107,12 @@ class MainWindow(QMainWindow):
         self.heads_dock = self._dock(
             "All heads", self.heads_grid, Qt.DockWidgetArea.BottomDockWidgetArea
         )
+        self.arithmetic_dock = self._dock(
+            "Cell arithmetic", self.arithmetic, Qt.DockWidgetArea.BottomDockWidgetArea
+        )
         self.splitDockWidget(self.walk_dock, self.heads_dock, Qt.Orientation.Horizontal)
+        self.tabifyDockWidget(self.walk_dock, self.arithmetic_dock)
+        self.walk_dock.raise_()
         self._splitter = splitter
 
     def _default_layout(self) -> None:
@@ -180,6 +187,12 @@ class MainWindow(QMainWindow):
         # Trying an example's experiment is exploring, not editing: it never asks to be saved.
         with self.history.transaction("Try experiment", explore=True):
             self.session.config = config
+
+    def show_cell_arithmetic(self) -> None:
+        """Bring the arithmetic of the selected cell to the front (View > Cell arithmetic)."""
+        self.arithmetic_dock.show()
+        self.arithmetic_dock.raise_()
+        self.arithmetic.text.setFocus()
 
     def offer_direct_mode(self, array: str) -> bool:
         """The learner typed into ``array`` (Q, K or V) in projection mode: offer to switch the
