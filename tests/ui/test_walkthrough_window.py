@@ -59,3 +59,12 @@ def test_the_narration_scrolls_to_its_last_line(qtbot, window):  # noqa: F811
     assert shown >= document_height - 1
     assert narration.height() >= narration.fontMetrics().lineSpacing() * 5
     assert "attends to" in narration.toPlainText()  # the result line is in the text
+
+
+def test_opening_an_example_selects_its_own_followed_cell(qtbot, window):  # noqa: F811
+    with qtbot.waitSignal(window.live.updated, timeout=RECOMPUTE_MS):
+        assert window.open_example("causal-mask")
+    qtbot.waitUntil(lambda: window.live.trace is not None and window.live.trace.n_queries == 3)
+    focus = choose_focus(window.live.trace, 0)
+    qtbot.waitUntil(lambda: window.session.selected_cell == (focus.row, focus.col))
+    assert window.walkthrough.index() == 0

@@ -188,8 +188,8 @@ class WalkthroughPanel(QWidget):
             before is None
             or after is None
             or (
-                (before.key, before.stage, before.head, before.cells)
-                != (after.key, after.stage, after.head, after.cells)
+                (before.key, before.stage, before.head, before.cells, before.selection)
+                != (after.key, after.stage, after.head, after.cells, after.selection)
             )
         )
         self._show(navigated=False, emit=moved)
