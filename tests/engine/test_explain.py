@@ -266,8 +266,16 @@ def test_errors_for_missing_stages_and_cells():
 
 @pytest.mark.parametrize(
     ("value", "places", "text"),
-    [(10, 0, "10"), (100.0, 2, "100"), (10.5, 4, "10.5"), (0.25, 4, "0.25"), (-0.0, 4, "0"),
-     (1200.0, 4, "1200"), (-1.41421356, 4, "-1.4142"), (float("-inf"), 4, "-inf")],
-)  # fmt: skip
+    [
+        (10, 0, "10"),
+        (100.0, 2, "100"),
+        (10.5, 4, "10.5"),
+        (0.25, 4, "0.25"),
+        (-0.0, 4, "0"),
+        (1200.0, 4, "1200"),
+        (-1.41421356, 4, "-1.4142"),
+        (float("-inf"), 4, "-inf"),
+    ],
+)
 def test_format_number_strips_only_fraction_zeros(value, places, text):
     assert format_number(value, places) == text

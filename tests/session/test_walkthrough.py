@@ -13,8 +13,19 @@ from attention_explorer.session import starter_session
 from attention_explorer.walkthrough import WalkStep, choose_focus, steps_for
 
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e[+-]\d+)?")
-EXPLAINED = ("Q", "K", "V", "scores", "scaled", "mask", "masked", "weights", "head_outputs",
-             "concat", "output")  # fmt: skip
+EXPLAINED = (
+    "Q",
+    "K",
+    "V",
+    "scores",
+    "scaled",
+    "mask",
+    "masked",
+    "weights",
+    "head_outputs",
+    "concat",
+    "output",
+)
 PIPELINE = ["Q", "K", "V", "scores", "scaled", "masked", "weights", "head_outputs"]
 
 
@@ -46,8 +57,9 @@ def projection_trace(heads=1, d_model=4, n=3, positional="sinusoidal", mask="non
         W_V=rng_array(13, (d_model, width)),
         W_O=rng_array(14, (width, d_model)),
     )
-    config = AttentionConfig(mode="projection", heads=heads, d_model=d_model,
-                             positional=positional, mask=mask, **kw)  # fmt: skip
+    config = AttentionConfig(
+        mode="projection", heads=heads, d_model=d_model, positional=positional, mask=mask, **kw
+    )
     return compute(inputs, config, tokens=("the", "cat", "sat", "on", "a", "mat")[:n])
 
 
@@ -293,9 +305,15 @@ def test_fully_masked_row_is_narrated_as_zeros():
 
 def test_about_step_shows_description_and_notes():
     trace = starter_trace()
-    steps = steps_for(trace, name="Pizza", description="A tiny sentence.",
-                      notes=(("Rounding", "The tutorial rounds <to> two places."),
-                             ("Head 0 is off.", "By 0.01.")))  # fmt: skip
+    steps = steps_for(
+        trace,
+        name="Pizza",
+        description="A tiny sentence.",
+        notes=(
+            ("Rounding", "The tutorial rounds <to> two places."),
+            ("Head 0 is off.", "By 0.01."),
+        ),
+    )
     about = steps[0]
     assert "<b>Rounding</b>: The" in about.text  # a colon after a bare title
     assert "<b>Head 0 is off.</b> By" in about.text  # none after a sentence

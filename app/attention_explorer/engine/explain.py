@@ -193,9 +193,13 @@ def _qkv_steps(name):
         label = trace.row_labels(name)[i]
         step = _dot_step(
             f"{name}[{label}, {j}] = row “{label}” of {source} times column {col} of W_{name}",
-            f"{source}[{i}, {{t}}]", X[i], f"W_{name}[{{t}}, {col}]", W[:, col],
-            trace.stage(name, head)[i, j], limit,
-        )  # fmt: skip
+            f"{source}[{i}, {{t}}]",
+            X[i],
+            f"W_{name}[{{t}}, {col}]",
+            W[:, col],
+            trace.stage(name, head)[i, j],
+            limit,
+        )
         if bias is not None:
             step.terms.append((f"bias b_{name}[{col}]", float(bias[col])))
         return [step]
@@ -216,7 +220,7 @@ def _scores_steps(trace: Trace, head, i, j, limit):
             k,
             score,
             limit,
-        )  # fmt: skip
+        )
     ]
 
 
@@ -266,9 +270,15 @@ def _masked_steps(trace: Trace, head, i, j, limit):
     steps = _scaled_steps(trace, head, i, j, limit) if trace.has("scaled") else []
     value = trace.stage("masked", head)[i, j]
     reason = mask_reason(trace, i, j)
-    steps.append(Step(f"mask: {reason.text()}", [], float(value),
-                      formula="hidden keys become -inf, so they get weight 0",
-                      reason=reason))  # fmt: skip
+    steps.append(
+        Step(
+            f"mask: {reason.text()}",
+            [],
+            float(value),
+            formula="hidden keys become -inf, so they get weight 0",
+            reason=reason,
+        )
+    )
     return steps
 
 
@@ -287,34 +297,56 @@ def _weights_steps(trace: Trace, head, i, j, limit):
             )
         ]
     if kind == "sigmoid":
-        return [Step("sigmoid(x) = 1 / (1 + exp(-x)), each cell on its own",
-                     [("x", float(row[j]))], weight)]  # fmt: skip
+        return [
+            Step(
+                "sigmoid(x) = 1 / (1 + exp(-x)), each cell on its own",
+                [("x", float(row[j]))],
+                weight,
+            )
+        ]
     if kind == "sparsemax":
         weights_row = trace.stage("weights", head)[i]
         support = np.flatnonzero(weights_row > 0)
         tau = float(row[support[0]] - weights_row[support[0]]) if support.size else 0.0
         shown, hidden = _terms(lambda t: f"z[{labels[support[t]]}]", row[support], limit)
         return [
-            Step(f"sparsemax keeps {support.size} of {row.size} keys (the support)", shown,
-                 hidden_terms=hidden, formula="tau makes the kept weights sum to 1"),
-            Step("weight = max(z - tau, 0) = "
-                 f"max({format_number(row[j])} - {format_number(tau)}, 0)", [], weight),
-        ]  # fmt: skip
+            Step(
+                f"sparsemax keeps {support.size} of {row.size} keys (the support)",
+                shown,
+                hidden_terms=hidden,
+                formula="tau makes the kept weights sum to 1",
+            ),
+            Step(
+                "weight = max(z - tau, 0) = "
+                f"max({format_number(row[j])} - {format_number(tau)}, 0)",
+                [],
+                weight,
+            ),
+        ]
     allowed = np.isfinite(row)
     row_max = float(row[allowed].max())
     exps = np.where(allowed, np.exp(np.where(allowed, row, row_max) - row_max), 0.0)  # [m]
     total = float(exps.sum())
     shown_exp, hidden_exp = _terms(
-        lambda t: f"exp({format_number(row[t])} - {format_number(row_max)})", exps, limit,
-    )  # fmt: skip
+        lambda t: f"exp({format_number(row[t])} - {format_number(row_max)})",
+        exps,
+        limit,
+    )
     return [
         Step(f"softmax of row “{trace.tokens[i]}”: 1. find the largest score", [], row_max),
-        Step("2. subtract it and exponentiate (hidden keys give 0)", shown_exp,
-             hidden_terms=hidden_exp),
+        Step(
+            "2. subtract it and exponentiate (hidden keys give 0)",
+            shown_exp,
+            hidden_terms=hidden_exp,
+        ),
         Step("3. add them up", [], total),
-        Step(f"4. divide the term of key “{labels[j]}” by the sum: "
-             f"{format_number(exps[j])} / {format_number(total)}", [], weight),
-    ]  # fmt: skip
+        Step(
+            f"4. divide the term of key “{labels[j]}” by the sum: "
+            f"{format_number(exps[j])} / {format_number(total)}",
+            [],
+            weight,
+        ),
+    ]
 
 
 def _head_output_steps(trace: Trace, head, i, j, limit):
@@ -331,14 +363,19 @@ def _head_output_steps(trace: Trace, head, i, j, limit):
             v,
             value,
             limit,
-        )  # fmt: skip
+        )
     ]
 
 
 def _concat_steps(trace: Trace, head, i, j, limit):
     dv = trace.config.value_dim
-    return [Step(f"column {j} of the concatenation is column {j % dv} of head {j // dv}'s output",
-                 [], float(trace["concat"][i, j]))]  # fmt: skip
+    return [
+        Step(
+            f"column {j} of the concatenation is column {j % dv} of head {j // dv}'s output",
+            [],
+            float(trace["concat"][i, j]),
+        )
+    ]
 
 
 def _output_steps(trace: Trace, head, i, j, limit):
@@ -346,8 +383,13 @@ def _output_steps(trace: Trace, head, i, j, limit):
     step = _dot_step(
         f"output[{trace.tokens[i]}, {j}] = row “{trace.tokens[i]}” of the concatenation "
         f"times column {j} of W_O",
-        "concat", trace["concat"][i], f"W_O[{{t}}, {j}]", W_O[:, j], trace["output"][i, j], limit,
-    )  # fmt: skip
+        "concat",
+        trace["concat"][i],
+        f"W_O[{{t}}, {j}]",
+        W_O[:, j],
+        trace["output"][i, j],
+        limit,
+    )
     if trace.inputs.b_O is not None:
         step.terms.append((f"bias b_O[{j}]", float(trace.inputs.b_O[j])))
     return [step]

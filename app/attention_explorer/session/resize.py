@@ -348,9 +348,12 @@ def set_mode(data: SessionData, mode: str) -> SessionData:
         group = config.heads // config.n_kv_heads
         kv_rows = list(range(0, config.heads, group))
         inputs = data.inputs.__class__(
-            Q=trace["Q"], K=trace["K"][kv_rows], V=trace["V"][kv_rows],
-            W_O=data.inputs.W_O, b_O=data.inputs.b_O,
-        )  # fmt: skip
+            Q=trace["Q"],
+            K=trace["K"][kv_rows],
+            V=trace["V"][kv_rows],
+            W_O=data.inputs.W_O,
+            b_O=data.inputs.b_O,
+        )
         new = config.with_changes(mode="direct", positional="none")
         return data.with_changes(config=new, inputs=inputs)
     h, dk = config.heads, config.head_dim

@@ -179,7 +179,7 @@ class ControlsPanel(QWidget):
         self.mask.currentIndexChanged.connect(self._on_mask_changed)
         self.pad.valueChanged.connect(lambda v: self._apply("Padding", resize.set_padding, v))
         self.backend.currentIndexChanged.connect(self._on_backend_changed)
-        self.dtype.currentIndexChanged.connect(self._on_dtype_changed)  # fmt: skip
+        self.dtype.currentIndexChanged.connect(self._on_dtype_changed)
 
     # -- writing the session ---------------------------------------------------------------
     def _apply(self, label: str, change, *args) -> None:
@@ -197,8 +197,9 @@ class ControlsPanel(QWidget):
         self._show_error("")
         merge = f"control:{label}" if label in DRAGGED_CONTROLS else None
         with self.history.transaction(label, merge=merge):
-            self.session.update(tokens=new.tokens, kv_tokens=new.kv_tokens, config=new.config,
-                                inputs=new.inputs)  # fmt: skip
+            self.session.update(
+                tokens=new.tokens, kv_tokens=new.kv_tokens, config=new.config, inputs=new.inputs
+            )
 
     def _set_config(self, label: str, **changes) -> None:
         self._apply(

@@ -125,8 +125,9 @@ class MainWindow(QMainWindow):
         height = min(980, int(screen.height() * 0.94)) if screen else 920
         self.resize(width, height)
         self.resizeDocks([self.controls_dock], [330], Qt.Orientation.Horizontal)
-        self.resizeDocks([self.walk_dock, self.heads_dock], [width - 620, 330],
-                         Qt.Orientation.Horizontal)  # fmt: skip
+        self.resizeDocks(
+            [self.walk_dock, self.heads_dock], [width - 620, 330], Qt.Orientation.Horizontal
+        )
         self.resizeDocks([self.walk_dock], [200], Qt.Orientation.Vertical)
         rest = width - 340
         self._splitter.setSizes([int(rest * 0.36), int(rest * 0.64)])
@@ -256,8 +257,9 @@ class MainWindow(QMainWindow):
         if self.live.trace is None:
             self.status.show("Nothing to export: fix the problem shown first")
             return None
-        return ExportDialog(self, self.live.trace, self.prefs, self.settings, stage, head,
-                            name=self._export_name())  # fmt: skip
+        return ExportDialog(
+            self, self.live.trace, self.prefs, self.settings, stage, head, name=self._export_name()
+        )
 
     def export_view(self, stage: str, head: int) -> None:
         """Open the export dialog on one stage and head (File > Export, Ctrl+E, a view's menu)."""
@@ -269,8 +271,9 @@ class MainWindow(QMainWindow):
         """The dialog that exports every stage and head into a folder."""
         from attention_explorer.ui.export_all_dialog import ExportAllDialog
 
-        return ExportAllDialog(self, self.live.full_trace, self.prefs, self.settings,
-                               name=self._export_name())  # fmt: skip
+        return ExportAllDialog(
+            self, self.live.full_trace, self.prefs, self.settings, name=self._export_name()
+        )
 
     def export_all(self) -> None:
         """File > Export All: every stage and head, named predictably, into one folder."""
@@ -291,9 +294,14 @@ class MainWindow(QMainWindow):
             self.status.show("Nothing to copy: fix the problem shown first")
             return
         try:
-            image = render_stage_image(trace, stage, head, cmap=stage_cmap(stage, self.prefs),
-                                       name=self._export_name(),
-                                       show_values=self.prefs.show_values)  # fmt: skip
+            image = render_stage_image(
+                trace,
+                stage,
+                head,
+                cmap=stage_cmap(stage, self.prefs),
+                name=self._export_name(),
+                show_values=self.prefs.show_values,
+            )
         except ExportError as exc:
             self.status.show(f"Not copied: {exc}")
             return

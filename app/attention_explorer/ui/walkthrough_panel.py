@@ -49,6 +49,7 @@ class WalkthroughPanel(QWidget):
         self._index = 0
         self._focus: tuple[int, int] | None = None  # (query row, key column) once resolved
         self._focus_tokens: tuple = ()
+        self._chosen_by = "walkthrough"  # who chose the followed query: you, example, walkthrough
         self._head: int | None = None
         self._written_cell: tuple[int, int] | None = None
         self._written_head: int | None = None
@@ -139,6 +140,7 @@ class WalkthroughPanel(QWidget):
         """Start again at step 1, following the session's selected head and cell if set."""
         cell, head = self.session.selected_cell, self.session.selected_head
         self._focus = None if cell is None or cell == self._written_cell else tuple(cell)
+        self._chosen_by = "you" if self._focus is not None else "walkthrough"
         self._focus_tokens = ()
         # A trace computed before the restart may belong to the previous document: the first
         # new one picks the focus afresh unless the user chose a cell.
@@ -158,10 +160,21 @@ class WalkthroughPanel(QWidget):
         tokens = (trace.tokens, trace.kv_tokens)
         if self._focus_tokens and tokens != self._focus_tokens:
             self._focus = None  # a different sentence: pick a fresh focus
+        chosen_by = self._chosen_by
+        if self._focus is None:
+            chosen_by = "example"
+            self._chosen_by = "walkthrough"  # from now on the focus is kept, not chosen
         row, col = self._focus if self._focus is not None else self._example_focus()
         s = self.session
         self._steps = steps_for(
-            trace, row, col, head=self._head, name=s.name, description=s.description, notes=s.notes
+            trace,
+            row,
+            col,
+            head=self._head,
+            name=s.name,
+            description=s.description,
+            notes=s.notes,
+            chosen_by=chosen_by,
         )
         scores = next((st for st in self._steps if st.key == "scores"), None)
         if scores is not None:

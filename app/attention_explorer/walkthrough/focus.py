@@ -24,9 +24,10 @@ NEAR_UNIFORM = 0.05
 class Focus:
     """The query row and key column followed, and what made that row the choice.
 
-    ``kind``: "chosen" (the learner or the example picked it), "informative" (the mask
-    changes the row and its weights are uneven), "uneven" (no row fits both; the most uneven
-    weights) or "only" (one query, or nothing better).
+    ``kind``: "chosen" (the learner picked it), "example" (the example names it), "kept"
+    (the walkthrough chose it earlier and keeps it while numbers change), "informative" (the
+    mask changes the row and its weights are uneven), "uneven" (no row fits both; the most
+    uneven weights) or "only" (one query, or nothing better).
     """
 
     row: int
@@ -57,6 +58,18 @@ def _rows(trace: Trace, head: int):
         yield r, m - count, count, float(shown.min()), float(shown.max())
 
 
+def describe_focus(trace: Trace, head: int, row: int, col: int, kind: str) -> Focus:
+    """A Focus on ``row``/``col`` chosen for ``kind``'s reason, with that row's numbers now."""
+    for r, *stats in _rows(trace, head):
+        if r == row:
+            return Focus(row, col, kind, *stats)
+    return Focus(row, col, kind)
+
+
+def _informative(focus: Focus) -> bool:
+    return focus.hidden > 0 and focus.visible >= 2 and focus.spread >= NEAR_UNIFORM
+
+
 def choose_focus(trace: Trace, head: int) -> Focus:
     """The informative query of ``head`` and the key it attends to most (see module doc)."""
     rows = list(_rows(trace, head))
@@ -83,13 +96,19 @@ def why_text(trace: Trace, focus: Focus) -> str:
     name = tok(trace.tokens[focus.row])
     if focus.kind == "chosen":
         return f"We follow {name}, the query you selected."
+    if focus.kind == "example":
+        return f"We follow {name}, the query this example is about."
+    reasons = (
+        f"the mask hides {focus.hidden} of its {focus.hidden + focus.visible} keys, so masking "
+        f"changes its row, and its weights are far from even (from {num(focus.lowest)} to "
+        f"{num(focus.highest)})"
+    )
+    if focus.kind == "kept":
+        if _informative(focus):
+            return f"We keep following {name}: {reasons}."
+        return f"We keep following {name}, the query the walkthrough started with."
     if focus.kind == "informative":
-        return (
-            f"We follow {name}: the mask hides {focus.hidden} of its {focus.hidden + focus.visible}"
-            f" keys, so masking changes its row, and its weights are far from even (from "
-            f"{num(focus.lowest)} to {num(focus.highest)}). Select another cell to follow "
-            "another query."
-        )
+        return f"We follow {name}: {reasons}. Select another cell to follow another query."
     if focus.kind == "uneven":
         what = (
             "no query's row is both changed by the mask and uneven"

@@ -113,5 +113,6 @@ def output(ctx: Context) -> WalkStep:
         f"The output row of {ctx.q_tok}: {vec(out[i])}. This is what the layer hands on.",
     )
     cells = row_cells(i, out.shape[1])
-    return WalkStep("output", "Output projection: W_O", "output", ctx.head, cells, text,
-                    editor="W_O")  # fmt: skip
+    return WalkStep(
+        "output", "Output projection: W_O", "output", ctx.head, cells, text, editor="W_O"
+    )

@@ -67,8 +67,9 @@ def embeddings(ctx: Context) -> WalkStep:
             f"from the second sequence X_kv ({', '.join(map(tok, trace.kv_tokens))})."
         )
     cells = row_cells(i, projected.shape[1])
-    return WalkStep("embeddings", title, "X", ctx.head, cells, paragraphs(intro, rows, cross),
-                    editor="X")  # fmt: skip
+    return WalkStep(
+        "embeddings", title, "X", ctx.head, cells, paragraphs(intro, rows, cross), editor="X"
+    )
 
 
 def _qkv_text(ctx: Context, name: str, row: int) -> str:
@@ -103,8 +104,9 @@ def query(ctx: Context) -> WalkStep:
         )
         title = "Queries: Q = X W_Q"
     text = paragraphs(intro, ctx.why_once()) + _qkv_text(ctx, "Q", i)
-    return WalkStep("Q", title, "Q", ctx.head, row_cells(i, Q.shape[1]), text,
-                    editor=_editor(ctx, "Q"))  # fmt: skip
+    return WalkStep(
+        "Q", title, "Q", ctx.head, row_cells(i, Q.shape[1]), text, editor=_editor(ctx, "Q")
+    )
 
 
 def key(ctx: Context) -> WalkStep:
@@ -121,8 +123,9 @@ def key(ctx: Context) -> WalkStep:
         )
     title = "Keys: K = X W_K" if not ctx.direct else "Keys K (given directly)"
     text = paragraphs(intro) + _qkv_text(ctx, "K", j)
-    return WalkStep("K", title, "K", ctx.head, row_cells(j, K.shape[1]), text,
-                    editor=_editor(ctx, "K"))  # fmt: skip
+    return WalkStep(
+        "K", title, "K", ctx.head, row_cells(j, K.shape[1]), text, editor=_editor(ctx, "K")
+    )
 
 
 def value(ctx: Context) -> WalkStep:
@@ -133,5 +136,6 @@ def value(ctx: Context) -> WalkStep:
         intro += " Values are embedding rows times W_V."
     title = "Values: V = X W_V" if not ctx.direct else "Values V (given directly)"
     text = paragraphs(intro) + _qkv_text(ctx, "V", j)
-    return WalkStep("V", title, "V", ctx.head, row_cells(j, V.shape[1]), text,
-                    editor=_editor(ctx, "V"))  # fmt: skip
+    return WalkStep(
+        "V", title, "V", ctx.head, row_cells(j, V.shape[1]), text, editor=_editor(ctx, "V")
+    )

@@ -15,20 +15,27 @@ import numpy as np
 from attention_explorer.engine import Trace
 from attention_explorer.walkthrough import attention, heads, inputs
 from attention_explorer.walkthrough.context import Context
-from attention_explorer.walkthrough.focus import Focus, choose_focus
+from attention_explorer.walkthrough.focus import Focus, choose_focus, describe_focus
 from attention_explorer.walkthrough.step import WalkStep
+
+#: Who chose a given focus row -> the Focus kind that says so.
+CHOSEN_BY = {"you": "chosen", "example": "example", "walkthrough": "kept"}
 
 
 def resolve_focus(
-    trace: Trace, head: int | None, focus_row: int | None, focus_col: int | None
+    trace: Trace,
+    head: int | None,
+    focus_row: int | None,
+    focus_col: int | None,
+    chosen_by: str = "you",
 ) -> tuple[int, Focus]:
-    """The head and the query/key to follow: the learner's choice when given and valid,
-    else the informative query of :func:`choose_focus`."""
+    """The head and the query/key to follow: the given row when valid (chosen by ``you``,
+    the ``example`` or earlier by the ``walkthrough``), else :func:`choose_focus`."""
     head = head if head in trace.heads else trace.heads[0]
     focus = choose_focus(trace, head)
     if focus_row is not None and 0 <= focus_row < trace.n_queries:
         col = int(np.argmax(trace.stage("weights", head)[focus_row]))
-        focus = Focus(focus_row, col, "chosen")
+        focus = describe_focus(trace, head, focus_row, col, CHOSEN_BY.get(chosen_by, "chosen"))
     if focus_col is not None and 0 <= focus_col < trace.n_keys:
         focus = replace(focus, col=focus_col)
     return head, focus
@@ -43,17 +50,20 @@ def steps_for(
     name: str = "",
     description: str = "",
     notes: Sequence[tuple[str, str]] = (),
+    chosen_by: str = "you",
 ) -> list[WalkStep]:
     """The walkthrough of ``trace``: query ``focus_row`` and key ``focus_col`` of ``head``.
 
     Defaults: the first computed head; the informative query (:func:`choose_focus`) and the
     key it attends to most. ``name``/``description``/``notes`` (from an example session) give
-    an opening "About this example" step. Steps that do not apply are left out: embeddings in
-    direct mode, concatenation and other heads with one head, W_O without an output projection.
+    an opening "About this example" step. ``chosen_by`` says who chose ``focus_row``: "you",
+    "example" or "walkthrough" (kept from an earlier build); the narration says so. Steps
+    that do not apply are left out: embeddings in direct mode, concatenation and other heads
+    with one head, W_O without an output projection.
     """
     if not trace.heads or not trace.has("weights"):
         return []
-    h, focus = resolve_focus(trace, head, focus_row, focus_col)
+    h, focus = resolve_focus(trace, head, focus_row, focus_col, chosen_by)
     ctx = Context(trace, h, focus.row, focus.col, focus)
     steps: list[WalkStep] = []
     if description or notes:
