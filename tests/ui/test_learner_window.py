@@ -44,6 +44,8 @@ def test_try_it_shows_before_after_and_difference_then_undo_brings_the_question_
     for value in (old[0], new[0], new[0] - old[0], new[1]):
         assert format_number(value, display=True) in line
     assert "scores" not in [row.split(" ")[0] for row in text.splitlines()]  # unchanged stage
+    masked = next(row for row in text.splitlines() if row.startswith(stage_title("masked")))
+    assert "shown" in masked and "∞, " not in masked.split("]")[-2]  # never "+∞" as a change
     window.history.undo()
     assert banner.try_button.isEnabled() and "Tried" not in banner.plain_text()
 

@@ -38,10 +38,18 @@ def _row(values: np.ndarray) -> str:
     return f"[{', '.join(shown)}{more}]"
 
 
-def _difference(after: np.ndarray, before: np.ndarray) -> np.ndarray:
-    """after − before, with cells hidden on both sides (−∞ − −∞) reading 0, never NaN."""
-    same = after == before  # [m], True where both are the same (also both −∞)
-    return np.where(same, 0.0, after - np.where(same, 0.0, before))  # [m]
+def _difference(after: np.ndarray, before: np.ndarray) -> str:
+    """after − before, cell by cell; a cell the mask hid on one side reads "shown"/"hidden"."""
+    words = []
+    for new, old in zip(after[:COMPARED_VALUES], before[:COMPARED_VALUES]):
+        if np.isfinite(new) and np.isfinite(old):
+            words.append(format_number(new - old, display=True))
+        elif new == old:
+            words.append("0")
+        else:
+            words.append("shown" if np.isfinite(new) else "hidden")
+    more = f", … {len(after) - COMPARED_VALUES} more" if len(after) > COMPARED_VALUES else ""
+    return f"[{', '.join(words)}{more}]"
 
 
 class ExperimentBanner(QFrame):
@@ -166,7 +174,7 @@ class ExperimentBanner(QFrame):
                 continue
             rows.append(
                 f"<tr><td>{_escape(stage_title(stage))}</td><td>{_row(old[row])}</td>"
-                f"<td>{_row(new[row])}</td><td>{_row(_difference(new[row], old[row]))}</td></tr>"
+                f"<td>{_row(new[row])}</td><td>{_difference(new[row], old[row])}</td></tr>"
             )
         if not rows:
             return ""
