@@ -245,9 +245,9 @@ class MatrixModel(QAbstractTableModel):
         try:
             number = value if isinstance(value, float) else parse_number(str(value))
         except NumberTextError as error:
-            self._refuse(f"{self.slice_label()}[{i}, {j}]: {error}; the cell keeps its value")
+            self._refuse(f"{self.cell_label(i, j)}: {error}; the cell keeps its value")
             return False
-        return self.write_block(i, j, np.array([[number]]), f"Edit {self._cell_name(i, j)}")
+        return self.write_block(i, j, np.array([[number]]), f"Edit {self.cell_label(i, j)}")
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = 0):
         """Token names (or dimension labels) for rows, dimension labels for columns."""
@@ -268,10 +268,9 @@ class MatrixModel(QAbstractTableModel):
         return None
 
     # -- labels --------------------------------------------------------------------------
-    def _cell_name(self, i: int, j: int) -> str:
-        if self.head is None:
-            return f"{self.name}[{i}, {j}]"
-        return f"{self.name}[{self.head}, {i}, {j}]"
+    def cell_label(self, i: int, j: int) -> str:
+        """A cell named as the editor labels it: ``X[cat, 3]``, ``Q (head 1)[t3, 0]``."""
+        return f"{self.slice_label()}[{self._row_label(i)}, {self._column_label(j)}]"
 
     def _row_tokens(self) -> tuple[str, ...] | None:
         if self.name in QUERY_ROW_ARRAYS:
