@@ -65,7 +65,8 @@ def test_scores_are_the_dot_product_term_by_term(projection_trace):
     assert step.result == pytest.approx(float(q @ k), rel=1e-12)
     assert ex.value == step.result
     text = ex.text()
-    assert "q_4 · k_1" in text and "“mat”" in text and "“cat”" in text
+    assert "q · k for query “mat” and key “cat”" in text
+    assert "q_4" not in text and "k_1" not in text  # tokens by name, never by index
     for t in range(3):
         assert f"{format_number(q[t])}×{format_number(k[t])}" in text
         assert format_number(q[t] * k[t]) in text
@@ -246,7 +247,17 @@ def test_a_projected_cell_names_its_matrix_entries_plainly(projection_trace):
     col = 1 * 3  # head 1, d_k 3: column 3 of W_Q
     assert f"W_Q[0, {col}]" in text and f"W_Q[1, {col}]" in text
     assert "[:, " not in text and "][" not in text
-    assert "row “sat” of X" in text
+    assert "row “sat” of X" in text and "X[sat, 0]·W_Q[0, 3]" in text
+
+
+def test_token_names_with_braces_are_written_literally():
+    inputs = AttentionInputs(
+        X=np.eye(2), W_Q=np.eye(2), W_K=np.eye(2), W_V=np.eye(2), W_O=np.eye(2)
+    )
+    config = AttentionConfig(mode="projection", heads=1, d_model=2)
+    trace = compute(inputs, config, dtype="float64", tokens=["{t}", "<img src=x>"])
+    text = explain(trace, "Q", 0, 0, 1).text()
+    assert "X[{t}, 0]" in text and "Q[{t}, 1]" in text
 
 
 def test_cells_outside_a_stage_are_named_by_their_labels(projection_trace):

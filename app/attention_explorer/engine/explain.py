@@ -193,7 +193,7 @@ def _qkv_steps(name):
         label = trace.row_labels(name)[i]
         step = _dot_step(
             f"{name}[{label}, {j}] = row “{label}” of {source} times column {col} of W_{name}",
-            f"{source}[{i}, {{t}}]",
+            source + "[" + label.replace("{", "{{").replace("}", "}}") + ", {t}]",
             X[i],
             f"W_{name}[{{t}}, {col}]",
             W[:, col],
@@ -213,7 +213,7 @@ def _scores_steps(trace: Trace, head, i, j, limit):
     score = trace.stage("scores", head)[i, j]
     return [
         _dot_step(
-            f"score = q_{i} · k_{j} (query “{trace.tokens[i]}”, key “{trace.kv_tokens[j]}”)",
+            f"score = q · k for query “{trace.tokens[i]}” and key “{trace.kv_tokens[j]}”",
             "q",
             q,
             "k",
