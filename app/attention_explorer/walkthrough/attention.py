@@ -70,7 +70,7 @@ def reason_words(reason: MaskReason) -> str:
     q, k = tok(reason.query_label), tok(reason.key_label)
     return {
         "allowed": f"query {q} may look at key {k}",
-        "causal": f"a causal mask hides {k} because it comes after {q}",
+        "causal": f"{k} comes after {q}",
         "padding": f"{k} is padding",
         "custom": f"the custom mask hides {k} from {q}",
     }[reason.kind]
