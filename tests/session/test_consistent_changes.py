@@ -120,3 +120,20 @@ def test_one_drag_still_merges():
         drag_temperature(session, history, value)
     history.undo()
     assert session.config.temperature == 1.0 and not history.can_undo
+
+
+def test_an_exploration_undoes_but_never_makes_the_document_dirty():
+    session, history = (s := Session.from_data(starter_session())), History(s)
+    with history.transaction("Try experiment", explore=True):
+        session.config = session.config.with_changes(scale="none")
+    assert history.can_undo and not history.is_dirty
+    history.undo()
+    assert session.config.scale == "sqrt_dk" and not history.is_dirty
+    history.redo()
+    session.name = "edited"  # a real edit on top of the exploration
+    assert history.is_dirty
+    history.undo()
+    assert not history.is_dirty
+    history.mark_clean()
+    history.undo()  # undoing the exploration after a save keeps it clean
+    assert not history.is_dirty
