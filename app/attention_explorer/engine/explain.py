@@ -110,9 +110,10 @@ def _terms(label_of, values, limit):
     return shown, max(0, count - limit)
 
 
-def _dot_step(title, left_name, left, right_name, right, result, limit):
-    """One dot product term by term. ``left_name``/``right_name`` are strings with a ``{t}``
-    where the term's index goes (``"W_Q[{t}, 0]"``), or plain names (``"q"`` -> ``q[t]``)."""
+def _dot_step(title, lhs, rhs, result, limit):
+    """One dot product term by term. ``lhs``/``rhs`` are (name, values); a name holds ``{t}``
+    where the term's index goes (``"W_Q[{t}, 0]"``), or is plain (``"q"`` -> ``q[t]``)."""
+    (left_name, left), (right_name, right) = lhs, rhs
     products = np.asarray(left, dtype=np.float64) * np.asarray(right, dtype=np.float64)
 
     def name(pattern, t):
@@ -193,10 +194,8 @@ def _qkv_steps(name):
         label = trace.row_labels(name)[i]
         step = _dot_step(
             f"{name}[{label}, {j}] = row “{label}” of {source} times column {col} of W_{name}",
-            source + "[" + label.replace("{", "{{").replace("}", "}}") + ", {t}]",
-            X[i],
-            f"W_{name}[{{t}}, {col}]",
-            W[:, col],
+            (source + "[" + label.replace("{", "{{").replace("}", "}}") + ", {t}]", X[i]),
+            (f"W_{name}[{{t}}, {col}]", W[:, col]),
             trace.stage(name, head)[i, j],
             limit,
         )
@@ -214,10 +213,8 @@ def _scores_steps(trace: Trace, head, i, j, limit):
     return [
         _dot_step(
             f"score = q · k for query “{trace.tokens[i]}” and key “{trace.kv_tokens[j]}”",
-            "q",
-            q,
-            "k",
-            k,
+            ("q", q),
+            ("k", k),
             score,
             limit,
         )
@@ -288,22 +285,11 @@ def _weights_steps(trace: Trace, head, i, j, limit):
     labels = trace.kv_tokens
     kind = trace.config.normalizer
     if i in trace.fully_masked_rows:
-        return [
-            Step(
-                f"every key is hidden from query “{trace.tokens[i]}”: its weights are all 0 "
-                "by definition",
-                [],
-                0.0,
-            )
-        ]
+        hidden = f"every key is hidden from query “{trace.tokens[i]}”: its weights are all 0"
+        return [Step(hidden + " by definition", [], 0.0)]
     if kind == "sigmoid":
-        return [
-            Step(
-                "sigmoid(x) = 1 / (1 + exp(-x)), each cell on its own",
-                [("x", float(row[j]))],
-                weight,
-            )
-        ]
+        title = "sigmoid(x) = 1 / (1 + exp(-x)), each cell on its own"
+        return [Step(title, [("x", float(row[j]))], weight)]
     if kind == "sparsemax":
         weights_row = trace.stage("weights", head)[i]
         support = np.flatnonzero(weights_row > 0)
@@ -357,10 +343,8 @@ def _head_output_steps(trace: Trace, head, i, j, limit):
         _dot_step(
             f"output[{trace.tokens[i]}, {j}] = Σ over keys of weight × value "
             f"(dimension {j} of each value row)",
-            "w",
-            w,
-            f"V[{{t}}, {j}]",
-            v,
+            ("w", w),
+            (f"V[{{t}}, {j}]", v),
             value,
             limit,
         )
@@ -383,10 +367,8 @@ def _output_steps(trace: Trace, head, i, j, limit):
     step = _dot_step(
         f"output[{trace.tokens[i]}, {j}] = row “{trace.tokens[i]}” of the concatenation "
         f"times column {j} of W_O",
-        "concat",
-        trace["concat"][i],
-        f"W_O[{{t}}, {j}]",
-        W_O[:, j],
+        ("concat", trace["concat"][i]),
+        (f"W_O[{{t}}, {j}]", W_O[:, j]),
         trace["output"][i, j],
         limit,
     )
