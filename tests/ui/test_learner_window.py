@@ -198,3 +198,44 @@ def test_the_keyboard_cell_of_an_editor_is_framed_in_the_highlight_colour(qtbot,
     highlight = table.palette().highlight().color()
     edge = image.pixelColor(rect.left() + 1, rect.center().y())
     assert abs(edge.red() - highlight.red()) + abs(edge.blue() - highlight.blue()) < 60
+
+
+def test_plus_on_t1_t2_t3_adds_t4_and_heads_keep_the_weights(qtbot, window):  # noqa: F811
+    open_example(qtbot, window, "three-tokens")
+    qtbot.mouseClick(window.tokens.query_row.add, Qt.MouseButton.LeftButton)
+    assert window.session.tokens == ("t1", "t2", "t3", "t4")
+    open_example(qtbot, window, "checkpoint-heads-not-dividing")
+    before = window.session.inputs
+    with qtbot.waitSignal(window.live.updated, timeout=RECOMPUTE_MS):
+        choose(window.controls.heads, 2)
+    for name in ("W_Q", "W_K", "W_V", "W_O"):
+        np.testing.assert_array_equal(getattr(window.session.inputs, name), getattr(before, name))
+    assert np.abs(window.live.trace["scores"]).max() < 20  # not 113 from random weights
+
+
+def test_the_keyboard_cell_is_framed_in_the_dark_theme_too(qtbot, window):  # noqa: F811
+    from PySide6.QtGui import QColor, QPalette
+
+    editor = window.matrices.editor("X")
+    table = editor.table
+    dark = QPalette()
+    dark.setColor(QPalette.ColorRole.Base, QColor("#202020"))
+    dark.setColor(QPalette.ColorRole.Highlight, QColor("#3daee9"))
+    table.setPalette(dark)
+    table.setFocus()
+    qtbot.waitUntil(table.hasFocus)
+    index = editor.model().index(2, 0)
+    table.clearSelection()
+    table.selectionModel().setCurrentIndex(index, table.selectionModel().SelectionFlag.NoUpdate)
+    image = table.viewport().grab().toImage()
+    rect = table.visualRect(index)
+    edge = image.pixelColor(rect.left() + 1, rect.center().y())
+    inside = image.pixelColor(rect.center())  # the cell's own tint
+
+    def distance(a, b):
+        return abs(a.red() - b.red()) + abs(a.green() - b.green()) + abs(a.blue() - b.blue())
+
+    highlight = QColor("#3daee9")
+    assert distance(edge, highlight) < 100 and distance(edge, highlight) < distance(
+        inside, highlight
+    )
