@@ -3,11 +3,20 @@ unique token names. All through ``resize`` (the public ``ae.resize``)."""
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from attention_explorer.engine import AttentionInputError, compute
+from attention_explorer.engine.inputs import validate_inputs
 from attention_explorer.session import starter_session
 from attention_explorer.session.examples import load_example
-from attention_explorer.session.resize import resize, set_key_token_count, set_token_count, spread
+from attention_explorer.session.resize import (
+    resize,
+    set_key_token_count,
+    set_mode,
+    set_token_count,
+    spread,
+)
 
 
 def trace_of(data):
@@ -122,3 +131,32 @@ def test_kv_heads_and_d_k_through_resize():
     assert trace_of(data)["weights"].shape == (4, 4, 4)
     direct = resize(load_example("three-tokens"), d_k=3)
     assert trace_of(direct)["Q"].shape[-1] == 3
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["tokens", "heads", "d_model", "d_k", "kv_heads", "mode"]),
+            st.integers(1, 9),
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_any_sequence_of_size_changes_stays_computable(changes):
+    data = starter_session()
+    for what, value in changes:
+        try:
+            if what == "mode":
+                data = set_mode(data, "direct" if value % 2 else "projection")
+            else:
+                data = resize(data, **{what: value})
+        except AttentionInputError:
+            continue  # a refused size leaves the session as it was
+        n, m = validate_inputs(data.config, data.inputs)
+        assert (n, m) == (len(data.tokens), len(data.key_tokens))
+        assert len(set(data.tokens)) == len(data.tokens)
+        assert np.isfinite(
+            trace_of(data)["output" if data.config.mode == "projection" else "weights"]
+        ).all()

@@ -290,8 +290,9 @@ def set_d_model(data: SessionData, d_model: int) -> SessionData:
     if d_model < 1:
         raise AttentionInputError("d_model", "d_model must be at least 1")
     new = config.with_changes(d_model=d_model)
-    if config.mode != "projection":
-        return data.with_changes(config=new)
+    if config.mode != "projection":  # Q, K, V are typed: d_k stays what they are
+        pinned = new.with_changes(d_k=config.head_dim, d_v=config.value_dim)
+        return data.with_changes(config=pinned)
     if d_model % config.heads and config.d_k is None:
         h = config.heads
         lower, upper = max(h, d_model - d_model % h), d_model - d_model % h + h
@@ -354,7 +355,9 @@ def set_mode(data: SessionData, mode: str) -> SessionData:
             W_O=data.inputs.W_O,
             b_O=data.inputs.b_O,
         )
-        new = config.with_changes(mode="direct", positional="none")
+        new = config.with_changes(
+            mode="direct", positional="none", d_k=config.head_dim, d_v=config.value_dim
+        )
         return data.with_changes(config=new, inputs=inputs)
     h, dk = config.heads, config.head_dim
     dm = h * dk
@@ -368,5 +371,6 @@ def set_mode(data: SessionData, mode: str) -> SessionData:
         W_O=fit(data.inputs.W_O, (h * config.value_dim, dm), seed=5, empty_scale=xavier),
         X_kv=fit(None, (m, dm), seed=6) if config.attention == "cross" else None,
     )
-    new = config.with_changes(mode="projection", d_model=dm)
+    d_v = None if config.value_dim == dk else config.value_dim
+    new = config.with_changes(mode="projection", d_model=dm, d_k=None, d_v=d_v)  # d_k derived
     return data.with_changes(config=new, inputs=inputs)
