@@ -363,3 +363,15 @@ def test_the_mask_step_names_a_few_hidden_keys_and_counts_the_rest():
     mask_step = next(s for s in steps(trace, 0, 0) if s.key == "mask")
     assert f"and {39 - MAX_NAMED_KEYS} more" in mask_step.text
     assert len(mask_step.cells) <= MAX_NAMED_KEYS + 1
+
+
+def test_every_step_names_the_query_and_key_the_views_frame():
+    trace = starter_trace()
+    for step in steps_for(trace):
+        if step.stage is None or step.key.startswith("head_"):
+            continue
+        i, j = step.selection
+        text = step.plain()
+        assert f"“{trace.tokens[i]}”" in text, step.key
+        if step.key in ("Q", "K", "V", "scores", "scale", "weights"):
+            assert f"“{trace.kv_tokens[j]}”" in text, step.key

@@ -84,6 +84,11 @@ def _qkv_text(ctx: Context, name: str, row: int) -> str:
     return paragraphs(line, f"Its first number, worked out:<br>{render(worked)}")
 
 
+def _pair(ctx: Context) -> str:
+    """Names the query and key the views frame, so every highlighted cell is in the words."""
+    return f"The views mark the pair we follow: query {ctx.q_tok} and key {ctx.k_tok}."
+
+
 def _editor(ctx: Context, name: str) -> str:
     return name if ctx.direct else f"W_{name}"
 
@@ -103,7 +108,7 @@ def query(ctx: Context) -> WalkStep:
             "has its own slice of W_Q."
         )
         title = "Queries: Q = X W_Q"
-    text = paragraphs(intro, ctx.why_once()) + _qkv_text(ctx, "Q", i)
+    text = paragraphs(intro, ctx.why_once()) + _qkv_text(ctx, "Q", i) + paragraphs(_pair(ctx))
     return WalkStep(
         "Q", title, "Q", ctx.head, row_cells(i, Q.shape[1]), text, editor=_editor(ctx, "Q")
     )
@@ -122,7 +127,7 @@ def key(ctx: Context) -> WalkStep:
             f"head {ctx.head} uses key/value head {ctx.head // group}."
         )
     title = "Keys: K = X W_K" if not ctx.direct else "Keys K (given directly)"
-    text = paragraphs(intro) + _qkv_text(ctx, "K", j)
+    text = paragraphs(intro) + _qkv_text(ctx, "K", j) + paragraphs(_pair(ctx))
     return WalkStep(
         "K", title, "K", ctx.head, row_cells(j, K.shape[1]), text, editor=_editor(ctx, "K")
     )
@@ -135,7 +140,7 @@ def value(ctx: Context) -> WalkStep:
     if not ctx.direct:
         intro += " Values are embedding rows times W_V."
     title = "Values: V = X W_V" if not ctx.direct else "Values V (given directly)"
-    text = paragraphs(intro) + _qkv_text(ctx, "V", j)
+    text = paragraphs(intro) + _qkv_text(ctx, "V", j) + paragraphs(_pair(ctx))
     return WalkStep(
         "V", title, "V", ctx.head, row_cells(j, V.shape[1]), text, editor=_editor(ctx, "V")
     )
