@@ -65,7 +65,8 @@ def test_scores_are_the_dot_product_term_by_term(projection_trace):
     assert step.result == pytest.approx(float(q @ k), rel=1e-12)
     assert ex.value == step.result
     text = ex.text()
-    assert "q_4 · k_1" in text and "'mat'" in text and "'cat'" in text
+    assert "q · k for query “mat” and key “cat”" in text
+    assert "q_4" not in text and "k_1" not in text  # tokens by name, never by index
     for t in range(3):
         assert f"{format_number(q[t])}×{format_number(k[t])}" in text
         assert format_number(q[t] * k[t]) in text
@@ -89,19 +90,23 @@ def test_masked_cell_says_why_it_is_hidden(projection_trace):
     tr = projection_trace
     hidden = explain(tr, "masked", 0, 1, 3)
     assert hidden.value == -math.inf
-    assert "causal" in hidden.text() and "key 3 comes after query 1" in hidden.text()
+    assert "causal" in hidden.text() and "key “on” comes after query “cat”" in hidden.text()
+    reason = hidden.steps[-1].reason
+    assert (reason.kind, reason.query, reason.key, reason.key_label) == ("causal", 1, 3, "on")
     assert "= -inf" in hidden.text()
     seen = explain(tr, "masked", 0, 3, 1)
-    assert "query 3 may attend to key 1" in seen.text()
+    assert "query “on” may attend to key “cat”" in seen.text()
     assert seen.steps[-1].result == pytest.approx(tr["scaled"][0, 3, 1], rel=1e-12)
     assert "causal" in explain(tr, "mask", 0, 0, 2).text()
 
 
 def test_padding_and_custom_mask_reasons():
     padded = direct_trace(mask="padding", padded_keys=(2,))
-    assert "key 2 is padding" in explain(padded, "masked", 0, 0, 2).text()
+    assert "key “t2” is padding" in explain(padded, "masked", 0, 0, 2).text()
     custom = direct_trace(mask="custom", custom_mask=((True, False, True, True),) * 4)
-    assert "custom mask at (3, 1)" in explain(custom, "masked", 1, 3, 1).text()
+    assert "the custom mask hides key “t1” from query “t3”" in (
+        explain(custom, "masked", 1, 3, 1).text()
+    )
 
 
 def test_softmax_steps_match_a_hand_computation(projection_trace):
@@ -122,7 +127,7 @@ def test_softmax_steps_match_a_hand_computation(projection_trace):
     text = ex.text()
     assert f"exp({format_number(masked[j])} - {format_number(row_max)})" in text
     assert f"{format_number(exps[j])} / {format_number(total)}" in text
-    assert "'on'" in text and "'cat'" in text
+    assert "“on”" in text and "“cat”" in text
 
 
 def test_softmax_of_a_fully_masked_row():
@@ -228,13 +233,36 @@ def test_direct_mode_inputs_are_typed():
     assert "typed directly" in explain(tr, "Q", 1, 0, 0).text()
 
 
-def test_number_formatting():
-    assert format_number(0.25) == "0.25"
-    assert format_number(-1.41421356) == "-1.4142"
-    assert format_number(1.2e31) == "1.200e+31"
+def test_explain_writes_numbers_with_the_one_formatter():
+    from attention_explorer import numbers
+
+    assert format_number is numbers.format_number  # no second decimals policy here
+    assert format_number(1.2e31) == "1.2e+31"
     assert format_number(-math.inf) == "-inf"
-    assert format_number(-0.00001) == "-1.000e-05"
-    assert format_number(-0.0) == "0"
+    assert format_number(-0.00001) == "≈0"
+
+
+def test_a_projected_cell_names_its_matrix_entries_plainly(projection_trace):
+    text = explain(projection_trace, "Q", 1, 2, 0).text()
+    col = 1 * 3  # head 1, d_k 3: column 3 of W_Q
+    assert f"W_Q[0, {col}]" in text and f"W_Q[1, {col}]" in text
+    assert "[:, " not in text and "][" not in text
+    assert "row “sat” of X" in text and "X[sat, 0]·W_Q[0, 3]" in text
+
+
+def test_token_names_with_braces_are_written_literally():
+    inputs = AttentionInputs(
+        X=np.eye(2), W_Q=np.eye(2), W_K=np.eye(2), W_V=np.eye(2), W_O=np.eye(2)
+    )
+    config = AttentionConfig(mode="projection", heads=1, d_model=2)
+    trace = compute(inputs, config, dtype="float64", tokens=["{t}", "<img src=x>"])
+    text = explain(trace, "Q", 0, 0, 1).text()
+    assert "X[{t}, 0]" in text and "Q[{t}, 1]" in text
+
+
+def test_cells_outside_a_stage_are_named_by_their_labels(projection_trace):
+    with pytest.raises(IndexError, match="rows “the” to “mat”"):
+        explain(projection_trace, "weights", 0, 9, 0)
 
 
 def test_errors_for_missing_stages_and_cells():
@@ -249,8 +277,16 @@ def test_errors_for_missing_stages_and_cells():
 
 @pytest.mark.parametrize(
     ("value", "places", "text"),
-    [(10, 0, "10"), (100.0, 2, "100"), (10.5, 4, "10.5"), (0.25, 4, "0.25"), (-0.0, 4, "0"),
-     (1200.0, 4, "1200"), (-1.41421356, 4, "-1.4142"), (float("-inf"), 4, "-inf")],
-)  # fmt: skip
+    [
+        (10, 0, "10"),
+        (100.0, 2, "100"),
+        (10.5, 4, "10.5"),
+        (0.25, 4, "0.25"),
+        (-0.0, 4, "0"),
+        (1200.0, 4, "1200"),
+        (-1.41421356, 4, "-1.4142"),
+        (float("-inf"), 4, "-inf"),
+    ],
+)
 def test_format_number_strips_only_fraction_zeros(value, places, text):
     assert format_number(value, places) == text

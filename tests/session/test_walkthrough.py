@@ -8,13 +8,24 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attention_explorer.engine import AttentionConfig, AttentionInputs, compute, explain
-from attention_explorer.engine.explain import format_number
+from attention_explorer.numbers import format_number
 from attention_explorer.session import starter_session
-from attention_explorer.session.walkthrough import WalkStep, default_focus, steps_for
+from attention_explorer.walkthrough import WalkStep, choose_focus, steps_for
 
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e[+-]\d+)?")
-EXPLAINED = ("Q", "K", "V", "scores", "scaled", "mask", "masked", "weights", "head_outputs",
-             "concat", "output")  # fmt: skip
+EXPLAINED = (
+    "Q",
+    "K",
+    "V",
+    "scores",
+    "scaled",
+    "mask",
+    "masked",
+    "weights",
+    "head_outputs",
+    "concat",
+    "output",
+)
 PIPELINE = ["Q", "K", "V", "scores", "scaled", "masked", "weights", "head_outputs"]
 
 
@@ -46,9 +57,16 @@ def projection_trace(heads=1, d_model=4, n=3, positional="sinusoidal", mask="non
         W_V=rng_array(13, (d_model, width)),
         W_O=rng_array(14, (width, d_model)),
     )
-    config = AttentionConfig(mode="projection", heads=heads, d_model=d_model,
-                             positional=positional, mask=mask, **kw)  # fmt: skip
+    config = AttentionConfig(
+        mode="projection", heads=heads, d_model=d_model, positional=positional, mask=mask, **kw
+    )
     return compute(inputs, config, tokens=("the", "cat", "sat", "on", "a", "mat")[:n])
+
+
+def default_focus(trace, head):
+    """The (query, key) the walkthrough follows when nobody chose one."""
+    focus = choose_focus(trace, head)
+    return focus.row, focus.col
 
 
 def starter_trace():
@@ -149,11 +167,17 @@ def test_direct_mode_several_heads_without_w_o_ends_at_concat():
     assert [s.stage for s in steps][-2:] == ["weights", "concat"]
 
 
-def test_default_focus_is_last_query_and_its_favourite_key():
-    trace = starter_trace()
+def test_default_focus_is_an_informative_query_and_its_favourite_key():
+    trace = starter_trace()  # causal: the last token is the one row the mask never changes
     i, j = default_focus(trace, 0)
-    assert i == trace.n_queries - 1
+    allowed = trace["mask"][i]
+    assert 0 < allowed.sum() < trace.n_keys and allowed.sum() >= 2  # the mask changes its row
+    visible = trace.stage("weights", 0)[i][allowed]
+    assert visible.max() - visible.min() >= 0.05  # not near-uniform
+    assert i != trace.n_queries - 1
     assert j == int(np.argmax(trace.stage("weights", 0)[i]))
+    first = steps_for(trace)[0].plain()
+    assert f"We follow “{trace.tokens[i]}”: the mask hides" in first
     scores = next(s for s in steps_for(trace) if s.key == "scores")
     assert scores.cells == ((i, j),)
     assert [name for name, _ in scores.related] == ["Q", "K"]
@@ -197,8 +221,7 @@ def test_scale_mask_and_normalizer_are_named():
     steps = {s.key: s.plain() for s in steps_for(trace, 1, 0)}
     assert "1/sqrt(4)" in steps["scale"] and "temperature 2" in steps["scale"]
     assert "causal" in steps["mask"]
-    assert "For “cat” it hides “sat”" in steps["mask"]
-    assert "key 2 comes after query 1" in steps["mask"]
+    assert "For “cat” it hides “sat”: “sat” comes after “cat”." in steps["mask"]
     assert "Softmax" in steps["weights"]
     assert "No mask" not in steps["mask"]
     assert "no mask" in steps_for(direct_trace())[5].plain()
@@ -279,9 +302,15 @@ def test_fully_masked_row_is_narrated_as_zeros():
 
 def test_about_step_shows_description_and_notes():
     trace = starter_trace()
-    steps = steps_for(trace, name="Pizza", description="A tiny sentence.",
-                      notes=(("Rounding", "The tutorial rounds <to> two places."),
-                             ("Head 0 is off.", "By 0.01.")))  # fmt: skip
+    steps = steps_for(
+        trace,
+        name="Pizza",
+        description="A tiny sentence.",
+        notes=(
+            ("Rounding", "The tutorial rounds <to> two places."),
+            ("Head 0 is off.", "By 0.01."),
+        ),
+    )
     about = steps[0]
     assert "<b>Rounding</b>: The" in about.text  # a colon after a bare title
     assert "<b>Head 0 is off.</b> By" in about.text  # none after a sentence
@@ -326,11 +355,23 @@ def test_the_mask_step_names_a_few_hidden_keys_and_counts_the_rest():
     from attention_explorer.engine import compute as compute_trace
     from attention_explorer.session import resize as resize_module
     from attention_explorer.session import starter_session as starter
-    from attention_explorer.session.walkthrough import MAX_NAMED_KEYS
-    from attention_explorer.session.walkthrough import steps_for as steps
+    from attention_explorer.walkthrough import steps_for as steps
+    from attention_explorer.walkthrough.attention import MAX_NAMED_KEYS
 
     data = resize_module.set_token_count(starter(), 40)  # causal: row 0 hides 39 keys
     trace = compute_trace(data.inputs, data.config, tokens=data.tokens)
     mask_step = next(s for s in steps(trace, 0, 0) if s.key == "mask")
     assert f"and {39 - MAX_NAMED_KEYS} more" in mask_step.text
     assert len(mask_step.cells) <= MAX_NAMED_KEYS + 1
+
+
+def test_every_step_names_the_query_and_key_the_views_frame():
+    trace = starter_trace()
+    for step in steps_for(trace):
+        if step.stage is None or step.key.startswith("head_"):
+            continue
+        i, j = step.selection
+        text = step.plain()
+        assert f"“{trace.tokens[i]}”" in text, step.key
+        if step.key in ("Q", "K", "V", "scores", "scale", "weights"):
+            assert f"“{trace.kv_tokens[j]}”" in text, step.key

@@ -62,8 +62,14 @@ def reference(window):
     """The engine's trace of the window's session, computed here, independently of the views."""
     s = window.session
     d = s.data()
-    return compute(d.inputs, d.config, backend=s.backend, dtype=s.dtype, tokens=d.tokens,
-                   kv_tokens=d.kv_tokens or None)  # fmt: skip
+    return compute(
+        d.inputs,
+        d.config,
+        backend=s.backend,
+        dtype=s.dtype,
+        tokens=d.tokens,
+        kv_tokens=d.kv_tokens or None,
+    )
 
 
 def shown_stages(window, trace):
@@ -85,8 +91,9 @@ def assert_views_match(window, rtol=1e-6):
         values = trace.stage(stage, head)  # [rows, cols], may hold -inf
         image = view.frame.image
         assert np.isfinite(image).all(), stage
-        np.testing.assert_allclose(image, np.where(np.isfinite(values), values, 0.0),
-                                   rtol=rtol, atol=1e-7, err_msg=stage)  # fmt: skip
+        np.testing.assert_allclose(
+            image, np.where(np.isfinite(values), values, 0.0), rtol=rtol, atol=1e-7, err_msg=stage
+        )
         np.testing.assert_array_equal(view.frame.hidden, ~np.isfinite(values), err_msg=stage)
     return trace
 
@@ -329,9 +336,9 @@ def test_clicking_the_masked_view_under_a_causal_mask_only_selects(qtbot, window
 
 # -- refusals --------------------------------------------------------------------------
 @pytest.mark.parametrize(
-    ("text", "says"), [("abc", "keeps its value"), ("nan", "keeps its value"),
-                       ("1e31", "too large")],
-)  # fmt: skip
+    ("text", "says"),
+    [("abc", "keeps its value"), ("nan", "keeps its value"), ("1e31", "too large")],
+)
 def test_invalid_text_is_refused_with_a_message_and_nothing_changes(qtbot, window, text, says):
     arrays, shown = all_arrays(window), weights(window)
     editor = show_editor(window, "X")
@@ -645,8 +652,17 @@ def test_export_all_writes_every_stage_with_predictable_names(window, tmp_path):
     assert dialog.export(), dialog.message.text()
     names = {p.name for p in folder.iterdir()}
     assert names == {p.name for p in dialog.written}
-    for name in ("weights_head0.png", "weights_head1.png", "weights_grid.png", "scores_head0.csv",
-                 "masked_head1.png", "concat.csv", "output.png", "mask.png", "X.csv"):  # fmt: skip
+    for name in (
+        "weights_head0.png",
+        "weights_head1.png",
+        "weights_grid.png",
+        "scores_head0.csv",
+        "masked_head1.png",
+        "concat.csv",
+        "output.png",
+        "mask.png",
+        "X.csv",
+    ):
         assert name in names
     trace = reference(window)
     rows, cols, values = read_csv_matrix(folder / "weights_head1.csv")
@@ -685,8 +701,8 @@ def test_opening_an_example_restarts_the_walkthrough_and_steps_highlight_views(q
         if step.stage in window.stages.views():
             assert highlighted == {step.stage}, step.key
             assert window.session.selected_head == step.head
-            if step.cells:
-                assert window.session.selected_cell == step.cells[0]
+            # every step selects the followed (query, key), so the views agree on one cell
+            assert window.session.selected_cell == step.selection
             stepped += 1
         else:
             assert highlighted == set(), step.key

@@ -105,7 +105,7 @@ def test_bad_text_is_refused_with_a_visible_message(qtbot, q1, session, history,
     assert session.inputs == before
     assert not history.can_undo
     assert q1.message_label.isVisible()
-    assert "keeps its value" in q1.message() and "Q (head 1)[1, 1]" in q1.message()
+    assert "keeps its value" in q1.message() and "Q (head 1)[cat, 1]" in q1.message()
     assert signal.args[0] == q1.message()
     assert q1.table.currentIndex().row() == 1  # a refused edit does not move on
 
@@ -128,7 +128,7 @@ def test_undo_restores_the_exact_previous_matrix(qtbot, q1, session, history):
     before = session.inputs.Q.copy()
     type_into_cell(qtbot, q1, 0, 1, "0.123456789")
     assert session.inputs.Q[1, 0, 1] == 0.123456789
-    assert history.undo_label == "Edit Q[1, 0, 1]"
+    assert history.undo_label == "Edit Q (head 1)[The, 1]"
     assert history.undo()
     assert np.array_equal(session.inputs.Q, before)
     assert q1.model().data(q1.model().index(0, 1)) == "0.7"

@@ -33,8 +33,14 @@ FLUSH_EVERY = 10
 #: The views are compared with the engine this often.
 CHECK_EVERY = 250
 MAX_GROWTH_MB = 50.0
-EXAMPLES = ("three-tokens", "i-love-pizza-two-heads", "padding-mask", "hindi-decoder",
-            "checkpoint-heads-not-dividing", "pytorch-toy-multihead")  # fmt: skip
+EXAMPLES = (
+    "three-tokens",
+    "i-love-pizza-two-heads",
+    "padding-mask",
+    "hindi-decoder",
+    "checkpoint-heads-not-dividing",
+    "pytorch-toy-multihead",
+)
 
 
 def rss_bytes() -> int:
@@ -71,21 +77,32 @@ class Monkey:
         self.w, self.rng = window, rng
         c = window.controls
         table = [
-            (30, self.edit_cell), (4, self.fill), (2, self.paste),
-            (4, lambda: self.slide(c.tokens, 1, 8)), (0.3, lambda: self.slide(c.tokens, 260, 300)),
-            (3, lambda: self.slide(c.d_model, 1, 16)), (3, lambda: self.slide(c.d_k, 1, 6)),
+            (30, self.edit_cell),
+            (4, self.fill),
+            (2, self.paste),
+            (4, lambda: self.slide(c.tokens, 1, 8)),
+            (0.3, lambda: self.slide(c.tokens, 260, 300)),
+            (3, lambda: self.slide(c.d_model, 1, 16)),
+            (3, lambda: self.slide(c.d_k, 1, 6)),
             (3, lambda: self.pick(c.heads, limit=6)),
             (3, lambda: self.slide_float(c.temperature, 0.05, 5.0)),
             (2, lambda: self.slide_float(c.scale_factor, 0.01, 4.0)),
-            (3, lambda: self.pick(c.mask)), (2, lambda: self.slide(c.pad, 0, c.pad.maximum())),
-            (2, lambda: self.pick(c.scale)), (2, lambda: self.pick(c.normalizer)),
-            (2, lambda: self.pick(c.positional)), (2, lambda: self.pick(c.mode)),
+            (3, lambda: self.pick(c.mask)),
+            (2, lambda: self.slide(c.pad, 0, c.pad.maximum())),
+            (2, lambda: self.pick(c.scale)),
+            (2, lambda: self.pick(c.normalizer)),
+            (2, lambda: self.pick(c.positional)),
+            (2, lambda: self.pick(c.mode)),
             (1, lambda: self.pick(c.dtype)),
-            (5, self.toggle_mask), (8, window.menus.undo.trigger), (5, window.menus.redo.trigger),
-            (2, self.select_head), (1, self.select_cell),
-            (2, window.walkthrough.go_next), (1, window.walkthrough.go_back),
+            (5, self.toggle_mask),
+            (8, window.menus.undo.trigger),
+            (5, window.menus.redo.trigger),
+            (2, self.select_head),
+            (1, self.select_cell),
+            (2, window.walkthrough.go_next),
+            (1, window.walkthrough.go_back),
             (0.4, self.open_example),
-        ]  # fmt: skip
+        ]
         self.weights = [weight for weight, _ in table]
         self.actions = [action for _, action in table]
 
@@ -116,7 +133,7 @@ class Monkey:
                 "nan",
                 "",
                 "2,5",
-            ]  # fmt: skip
+            ]
         )
         model.setData(model.index(i, j), text)
 
@@ -165,8 +182,9 @@ class Monkey:
 
     def toggle_mask(self) -> None:
         s = self.w.session
-        self.w.toggle_mask_cell(self.rng.randrange(len(s.tokens)),
-                                self.rng.randrange(len(s.key_tokens)))  # fmt: skip
+        self.w.toggle_mask_cell(
+            self.rng.randrange(len(s.tokens)), self.rng.randrange(len(s.key_tokens))
+        )
 
     def select_head(self) -> None:
         self.w.session.selected_head = self.rng.randrange(self.w.session.config.heads)
@@ -200,8 +218,14 @@ def check_views(window, where: str) -> None:
     if window.live.error is not None:  # an invalid state: the views keep the last good trace
         return
     d = s.data()
-    trace = compute(d.inputs, d.config, backend=s.backend, dtype=s.dtype, tokens=d.tokens,
-                    kv_tokens=d.kv_tokens or None)  # fmt: skip
+    trace = compute(
+        d.inputs,
+        d.config,
+        backend=s.backend,
+        dtype=s.dtype,
+        tokens=d.tokens,
+        kv_tokens=d.kv_tokens or None,
+    )
     for stage, view in window.stages.views().items():
         if not trace.has(stage) or not view.isVisibleTo(window.stages):
             continue
@@ -209,8 +233,9 @@ def check_views(window, where: str) -> None:
         if max(values.shape) > 512:
             continue  # downsampled: compared in test_stage_views
         expected = np.where(np.isfinite(values), values, 0.0)
-        np.testing.assert_allclose(view.frame.image, expected, rtol=1e-6, atol=1e-7,
-                                   err_msg=f"{where}: {stage}")  # fmt: skip
+        np.testing.assert_allclose(
+            view.frame.image, expected, rtol=1e-6, atol=1e-7, err_msg=f"{where}: {stage}"
+        )
 
 
 def warm_up_caches(qtbot, window, monkey) -> None:
@@ -272,6 +297,8 @@ def test_soak_random_edits_and_controls(qtbot, window):
     gc.collect()
     growth_mb = (rss_bytes() - baseline) / 2**20
     seconds = time.perf_counter() - started
-    print(f"\nsoak: {ACTIONS} actions + {undone} undo/redo in {seconds:.1f} s; "
-          f"resident memory grew {growth_mb:.1f} MB after a {WARM_UP}-action warm-up")  # fmt: skip
+    print(
+        f"\nsoak: {ACTIONS} actions + {undone} undo/redo in {seconds:.1f} s; "
+        f"resident memory grew {growth_mb:.1f} MB after a {WARM_UP}-action warm-up"
+    )
     assert growth_mb < MAX_GROWTH_MB

@@ -4,7 +4,6 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from PySide6.QtCore import Qt  # noqa: E402
 
@@ -12,6 +11,7 @@ from attention_explorer.engine.explain import format_number  # noqa: E402
 from attention_explorer.session import Session, resize, starter_session  # noqa: E402
 from attention_explorer.ui.live_trace import LiveTrace  # noqa: E402
 from attention_explorer.ui.walkthrough_panel import WalkthroughPanel  # noqa: E402
+from attention_explorer.walkthrough import choose_focus  # noqa: E402
 
 PIPELINE = ["Q", "K", "V", "scores", "scaled", "masked", "weights", "head_outputs"]
 
@@ -186,9 +186,9 @@ def test_loading_another_session_then_restarting(qtbot, starter):
         pass
     assert panel.index() == 0
     assert [s.stage for s in panel.steps()] == PIPELINE
-    weights = live.trace.stage("weights", 0)
     scores = next(s for s in panel.steps() if s.key == "scores")
-    assert scores.cells == ((3, int(np.argmax(weights[3]))),)
+    focus = choose_focus(live.trace, 0)  # the informative query, not the last one
+    assert scores.cells == ((focus.row, focus.col),)
 
 
 def test_failure_is_noted_and_cleared(qtbot, starter):

@@ -6,30 +6,48 @@ text rendering. Every number in the text is read from the trace, never recompute
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from attention_explorer.engine.trace import Trace
+from attention_explorer.numbers import format_number
 
 #: Long rows are shown with this many terms, then "... and N more".
 DEFAULT_MAX_TERMS = 8
 
+__all__ = ["CellExplanation", "MaskReason", "Step", "explain", "format_number"]
 
-def format_number(x: float, places: int = 4) -> str:
-    """A short, exact-enough rendering: ``0.25``, ``-1.4142``, ``1.2e+31``, ``-inf``."""
-    x = float(x)
-    if math.isinf(x):
-        return "-inf" if x < 0 else "inf"
-    if math.isnan(x):
-        return "undefined"
-    if x != 0 and (abs(x) >= 1e6 or abs(x) < 10**-places):
-        return f"{x:.{places - 1}e}"
-    text = f"{x:.{places}f}"
-    if "." in text:  # strip trailing zeros of the fraction only: 10 stays "10"
-        text = text.rstrip("0").rstrip(".")
-    return "0" if text in ("-0", "") else text
+
+@dataclass(frozen=True)
+class MaskReason:
+    """Why query ``query`` may or may not look at key ``key``, as data, not words.
+
+    ``kind``: "allowed", "causal" (the key comes after the query), "padding" (the key is
+    padding) or "custom" (the custom mask hides it). Labels are the tokens as the views
+    show them.
+    """
+
+    kind: str
+    query: int
+    key: int
+    query_label: str
+    key_label: str
+
+    @property
+    def hidden(self) -> bool:
+        """True when the mask hides the key from the query."""
+        return self.kind != "allowed"
+
+    def text(self) -> str:
+        """The reason in words, naming the tokens by their labels."""
+        q, k = f"“{self.query_label}”", f"“{self.key_label}”"
+        return {
+            "allowed": f"query {q} may attend to key {k}",
+            "causal": f"causal mask: key {k} comes after query {q}",
+            "padding": f"key {k} is padding",
+            "custom": f"the custom mask hides key {k} from query {q}",
+        }[self.kind]
 
 
 @dataclass
@@ -41,6 +59,7 @@ class Step:
     result: float | None = None
     formula: str = ""
     hidden_terms: int = 0
+    reason: MaskReason | None = None
 
     def text(self) -> str:
         """The step as lines of plain text."""
@@ -91,12 +110,18 @@ def _terms(label_of, values, limit):
     return shown, max(0, count - limit)
 
 
-def _dot_step(title, left_name, left, right_name, right, result, limit, extra_labels=None):
+def _dot_step(title, lhs, rhs, result, limit):
+    """One dot product term by term. ``lhs``/``rhs`` are (name, values); a name holds ``{t}``
+    where the term's index goes (``"W_Q[{t}, 0]"``), or is plain (``"q"`` -> ``q[t]``)."""
+    (left_name, left), (right_name, right) = lhs, rhs
     products = np.asarray(left, dtype=np.float64) * np.asarray(right, dtype=np.float64)
+
+    def name(pattern, t):
+        return pattern.format(t=t) if "{t}" in pattern else f"{pattern}[{t}]"
 
     def label(t):
         product = f"{format_number(left[t])}×{format_number(right[t])}"
-        return f"{left_name}[{t}]·{right_name}[{t}] = {product}"
+        return f"{name(left_name, t)}·{name(right_name, t)} = {product}"
 
     shown, hidden = _terms(label, products, limit)
     return Step(title, shown, float(result), hidden_terms=hidden)
@@ -116,15 +141,37 @@ def explain(
     Raises KeyError for a stage that was not computed, IndexError for a cell outside it.
     """
     array = trace.stage(stage, head)
-    if not (0 <= i < array.shape[0] and 0 <= j < array.shape[1]):
-        raise IndexError(f"cell ({i}, {j}) is outside {stage} of shape {array.shape}")
     rows = trace.row_labels(stage)
     cols = trace.col_labels(stage)
+    if not (0 <= i < array.shape[0] and 0 <= j < array.shape[1]):
+        raise IndexError(
+            f"cell ({i}, {j}) is outside {stage}, which has rows {_span(rows)} "
+            f"and columns {_span(cols)}"
+        )
     out = CellExplanation(stage, head, i, j, float(array[i, j]), rows[i], cols[j])
     builder = _BUILDERS.get(stage)
     if builder is not None:
         out.steps = builder(trace, head, i, j, max_terms)
     return out
+
+
+def _span(labels) -> str:
+    """``“t1” to “t3”`` (or ``none``): the labels a cell index may name."""
+    labels = list(labels)
+    if not labels:
+        return "none"
+    return f"“{labels[0]}”" if len(labels) == 1 else f"“{labels[0]}” to “{labels[-1]}”"
+
+
+def projected_input(trace: Trace, name: str):
+    """The rows that W_Q (name "Q") or W_K/W_V project: X + P when positions were added
+    (``X_pos``), the key/value sequence in cross-attention, else X. None when not kept."""
+    if name != "Q" and trace.has("X_kv"):
+        return trace["X_kv"]
+    for stage in ("X_pos", "X"):
+        if trace.has(stage):
+            return trace[stage]
+    return None
 
 
 def _qkv_steps(name):
@@ -138,13 +185,20 @@ def _qkv_steps(name):
         col = source_head * d + j
         W = getattr(inputs, f"W_{name}")
         bias = getattr(inputs, f"b_{name}")
-        X = trace["X_kv"] if name != "Q" and trace.has("X_kv") else trace["X"]
+        X = projected_input(trace, name)
         if X is None:
             return [Step(f"{name} = X W_{name} (X was not kept in this trace)")]
+        source = "X_kv" if name != "Q" and trace.has("X_kv") else "X"
+        if source == "X" and trace.has("X_pos"):
+            source = "(X + P)"
+        label = trace.row_labels(name)[i]
         step = _dot_step(
-            f"{name}[{i}, {j}] = row {i} of X times column {col} of W_{name}",
-            "x", X[i], f"W_{name}[:, {col}]", W[:, col], trace.stage(name, head)[i, j], limit,
-        )  # fmt: skip
+            f"{name}[{label}, {j}] = row “{label}” of {source} times column {col} of W_{name}",
+            (source + "[" + label.replace("{", "{{").replace("}", "}}") + ", {t}]", X[i]),
+            (f"W_{name}[{{t}}, {col}]", W[:, col]),
+            trace.stage(name, head)[i, j],
+            limit,
+        )
         if bias is not None:
             step.terms.append((f"bias b_{name}[{col}]", float(bias[col])))
         return [step]
@@ -158,14 +212,12 @@ def _scores_steps(trace: Trace, head, i, j, limit):
     score = trace.stage("scores", head)[i, j]
     return [
         _dot_step(
-            f"score = q_{i} · k_{j} (query {trace.tokens[i]!r}, key {trace.kv_tokens[j]!r})",
-            "q",
-            q,
-            "k",
-            k,
+            f"score = q · k for query “{trace.tokens[i]}” and key “{trace.kv_tokens[j]}”",
+            ("q", q),
+            ("k", k),
             score,
             limit,
-        )  # fmt: skip
+        )
     ]
 
 
@@ -197,27 +249,33 @@ def _scaled_steps(trace: Trace, head, i, j, limit):
     return steps
 
 
-def _mask_reason(trace: Trace, i, j) -> str:
-    config = trace.config
+def mask_reason(trace: Trace, i: int, j: int) -> MaskReason:
+    """Why the mask of ``trace`` lets query ``i`` see key ``j``, or hides it."""
     allowed = bool(trace["mask"][i, j]) if trace.has("mask") else True
-    if allowed:
-        return f"query {i} may attend to key {j}"
-    if config.mask == "causal":
-        return f"hidden: causal mask, key {j} comes after query {i}"
-    if config.mask == "padding":
-        return f"hidden: key {j} is padding"
-    return f"hidden by the custom mask at ({i}, {j})"
+    kind = "allowed" if allowed else trace.config.mask
+    if kind not in ("allowed", "causal", "padding"):
+        kind = "custom"
+    return MaskReason(kind, i, j, trace.tokens[i], trace.kv_tokens[j])
 
 
 def _mask_steps(trace: Trace, head, i, j, limit):
-    return [Step(f"mask ({trace.config.mask}): {_mask_reason(trace, i, j)}")]
+    reason = mask_reason(trace, i, j)
+    return [Step(f"mask ({trace.config.mask}): {reason.text()}", reason=reason)]
 
 
 def _masked_steps(trace: Trace, head, i, j, limit):
     steps = _scaled_steps(trace, head, i, j, limit) if trace.has("scaled") else []
     value = trace.stage("masked", head)[i, j]
-    steps.append(Step(f"mask: {_mask_reason(trace, i, j)}", [], float(value),
-                      formula="hidden keys become -inf, so they get weight 0"))  # fmt: skip
+    reason = mask_reason(trace, i, j)
+    steps.append(
+        Step(
+            f"mask: {reason.text()}",
+            [],
+            float(value),
+            formula="hidden keys become -inf, so they get weight 0",
+            reason=reason,
+        )
+    )
     return steps
 
 
@@ -227,40 +285,54 @@ def _weights_steps(trace: Trace, head, i, j, limit):
     labels = trace.kv_tokens
     kind = trace.config.normalizer
     if i in trace.fully_masked_rows:
-        return [
-            Step(
-                f"every key is hidden from query {i}: its weights are all 0 by definition", [], 0.0
-            )
-        ]
+        hidden = f"every key is hidden from query “{trace.tokens[i]}”: its weights are all 0"
+        return [Step(hidden + " by definition", [], 0.0)]
     if kind == "sigmoid":
-        return [Step("sigmoid(x) = 1 / (1 + exp(-x)), each score on its own",
-                     [("x", float(row[j]))], weight)]  # fmt: skip
+        title = "sigmoid(x) = 1 / (1 + exp(-x)), each cell on its own"
+        return [Step(title, [("x", float(row[j]))], weight)]
     if kind == "sparsemax":
         weights_row = trace.stage("weights", head)[i]
         support = np.flatnonzero(weights_row > 0)
         tau = float(row[support[0]] - weights_row[support[0]]) if support.size else 0.0
         shown, hidden = _terms(lambda t: f"z[{labels[support[t]]}]", row[support], limit)
         return [
-            Step(f"sparsemax keeps {support.size} of {row.size} keys (the support)", shown,
-                 hidden_terms=hidden, formula="tau makes the kept weights sum to 1"),
-            Step("weight = max(z - tau, 0) = "
-                 f"max({format_number(row[j])} - {format_number(tau)}, 0)", [], weight),
-        ]  # fmt: skip
+            Step(
+                f"sparsemax keeps {support.size} of {row.size} keys (the support)",
+                shown,
+                hidden_terms=hidden,
+                formula="tau makes the kept weights sum to 1",
+            ),
+            Step(
+                "weight = max(z - tau, 0) = "
+                f"max({format_number(row[j])} - {format_number(tau)}, 0)",
+                [],
+                weight,
+            ),
+        ]
     allowed = np.isfinite(row)
     row_max = float(row[allowed].max())
     exps = np.where(allowed, np.exp(np.where(allowed, row, row_max) - row_max), 0.0)  # [m]
     total = float(exps.sum())
     shown_exp, hidden_exp = _terms(
-        lambda t: f"exp({format_number(row[t])} - {format_number(row_max)})", exps, limit,
-    )  # fmt: skip
+        lambda t: f"exp({format_number(row[t])} - {format_number(row_max)})",
+        exps,
+        limit,
+    )
     return [
-        Step(f"softmax of row {i} ({trace.tokens[i]!r}): 1. find the largest score", [], row_max),
-        Step("2. subtract it and exponentiate (hidden keys give 0)", shown_exp,
-             hidden_terms=hidden_exp),
+        Step(f"softmax of row “{trace.tokens[i]}”: 1. find the largest score", [], row_max),
+        Step(
+            "2. subtract it and exponentiate (hidden keys give 0)",
+            shown_exp,
+            hidden_terms=hidden_exp,
+        ),
         Step("3. add them up", [], total),
-        Step(f"4. divide the term of key {labels[j]!r} by the sum: "
-             f"{format_number(exps[j])} / {format_number(total)}", [], weight),
-    ]  # fmt: skip
+        Step(
+            f"4. divide the term of key “{labels[j]}” by the sum: "
+            f"{format_number(exps[j])} / {format_number(total)}",
+            [],
+            weight,
+        ),
+    ]
 
 
 def _head_output_steps(trace: Trace, head, i, j, limit):
@@ -269,29 +341,37 @@ def _head_output_steps(trace: Trace, head, i, j, limit):
     value = trace.stage("head_outputs", head)[i, j]
     return [
         _dot_step(
-            f"output[{i}, {j}] = Σ over keys of weight × value (dimension {j} of each value row)",
-            "w",
-            w,
-            f"v[:, {j}]",
-            v,
+            f"output[{trace.tokens[i]}, {j}] = Σ over keys of weight × value "
+            f"(dimension {j} of each value row)",
+            ("w", w),
+            (f"V[{{t}}, {j}]", v),
             value,
             limit,
-        )  # fmt: skip
+        )
     ]
 
 
 def _concat_steps(trace: Trace, head, i, j, limit):
     dv = trace.config.value_dim
-    return [Step(f"column {j} of the concatenation is column {j % dv} of head {j // dv}'s output",
-                 [], float(trace["concat"][i, j]))]  # fmt: skip
+    return [
+        Step(
+            f"column {j} of the concatenation is column {j % dv} of head {j // dv}'s output",
+            [],
+            float(trace["concat"][i, j]),
+        )
+    ]
 
 
 def _output_steps(trace: Trace, head, i, j, limit):
     W_O = trace.inputs.W_O
     step = _dot_step(
-        f"output[{i}, {j}] = row {i} of the concatenation times column {j} of W_O",
-        "concat", trace["concat"][i], f"W_O[:, {j}]", W_O[:, j], trace["output"][i, j], limit,
-    )  # fmt: skip
+        f"output[{trace.tokens[i]}, {j}] = row “{trace.tokens[i]}” of the concatenation "
+        f"times column {j} of W_O",
+        ("concat", trace["concat"][i]),
+        (f"W_O[{{t}}, {j}]", W_O[:, j]),
+        trace["output"][i, j],
+        limit,
+    )
     if trace.inputs.b_O is not None:
         step.terms.append((f"bias b_O[{j}]", float(trace.inputs.b_O[j])))
     return [step]

@@ -2,6 +2,8 @@
 
 Edits made inside ``with history.transaction("label"):`` undo as one step. Consecutive
 transactions with the same ``merge`` key (a slider being dragged) fold into one step.
+A step marked ``explore`` (an example's "Try it") can be undone like any other but never
+makes the document unsaved: an example the learner only explored never asks to be saved.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ class _Step:
     label: str
     changes: list[tuple[str, object, object]] = field(default_factory=list)  # (field, old, new)
     merge: str | None = None
+    explore: bool = False
 
 
 class History:
@@ -34,8 +37,10 @@ class History:
         self._open: _Step | None = None
         self._depth = 0
         self._replaying = False
-        self._clean_marker: _Step | None = None
-        self._clean_at_empty = True
+        self._clean_steps: list[_Step] = []  # the edits (not explorations) at the last save
+        #: True only while the last thing that happened was a push of a mergeable step: an
+        #: undo, redo or save ends the gesture, so the next drag starts a step of its own.
+        self._merge_open = False
         session.events.all.connect(self._on_event)
 
     # -- recording -----------------------------------------------------------------------
@@ -55,14 +60,15 @@ class History:
         last = self._done[-1] if self._done else None
         if (
             step.merge is not None
+            and self._merge_open
             and last is not None
             and last.merge == step.merge
-            and not self._undone
+            and not self._is_clean_step(last)
         ):
-            if last is not self._clean_marker:
-                last.changes.extend(step.changes)
-                self.changed.emit()
-                return
+            last.changes.extend(step.changes)
+            self.changed.emit()
+            return
+        self._merge_open = step.merge is not None
         self._done.append(step)
         if len(self._done) > self.limit:
             self._done.pop(0)
@@ -70,10 +76,13 @@ class History:
         self.changed.emit()
 
     @contextmanager
-    def transaction(self, label: str, merge: str | None = None):
-        """Group every assignment inside the block into one undo step."""
+    def transaction(self, label: str, merge: str | None = None, explore: bool = False):
+        """Group every assignment inside the block into one undo step.
+
+        ``explore=True``: the step tries something out and does not make the document dirty.
+        """
         if self._depth == 0:
-            self._open = _Step(label=label, merge=merge)
+            self._open = _Step(label=label, merge=merge, explore=explore)
         self._depth += 1
         try:
             yield
@@ -109,6 +118,7 @@ class History:
         if not self._done:
             return False
         step = self._done.pop()
+        self._merge_open = False
         self._apply([(name, old) for name, old, _new in reversed(step.changes)])
         self._undone.append(step)
         self.changed.emit()
@@ -119,6 +129,7 @@ class History:
         if not self._undone:
             return False
         step = self._undone.pop()
+        self._merge_open = False
         self._apply([(name, new) for name, _old, new in step.changes])
         self._done.append(step)
         self.changed.emit()
@@ -127,8 +138,9 @@ class History:
     def _apply(self, assignments: list[tuple[str, object]]) -> None:
         self._replaying = True
         try:
-            for name, value in assignments:
-                setattr(self.session, name, value)
+            with self.session.consistent_change():
+                for name, value in assignments:
+                    setattr(self.session, name, value)
         finally:
             self._replaying = False
 
@@ -141,13 +153,23 @@ class History:
     # -- saved state ---------------------------------------------------------------------
     def mark_clean(self) -> None:
         """Remember the current state as the saved one."""
-        self._clean_marker = self._done[-1] if self._done else None
-        self._clean_at_empty = not self._done
+        self._clean_steps = self._edits()
+        self._merge_open = False
         self.changed.emit()
+
+    def _edits(self) -> list[_Step]:
+        return [step for step in self._done if not step.explore]
+
+    def _is_clean_step(self, step: _Step) -> bool:
+        return any(step is clean for clean in self._clean_steps)
 
     @property
     def is_dirty(self) -> bool:
-        """True when the document differs from the last saved (or opened) state."""
-        if not self._done:
-            return not self._clean_at_empty
-        return self._done[-1] is not self._clean_marker
+        """True when the learner's own edits differ from the last saved (or opened) state.
+
+        Explorations (``explore`` steps) do not count.
+        """
+        edits = self._edits()
+        return len(edits) != len(self._clean_steps) or any(
+            a is not b for a, b in zip(edits, self._clean_steps)
+        )

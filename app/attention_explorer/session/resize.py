@@ -1,11 +1,19 @@
-"""Size changes (tokens, heads, d_model, d_k, mode) that keep every matrix consistent.
+"""Size changes (tokens, heads, d_model, d_k, kv heads, mode) that keep what the learner built.
 
-Each function takes and returns a :class:`SessionData`. Numbers that still fit are kept;
-new rows and columns are filled with seeded random values rounded to two decimals, so the
-same change always gives the same numbers.
+Each function takes and returns a :class:`SessionData`; :func:`resize` applies several at once.
+Rules:
+
+- numbers that still fit are kept; a change of head count with d_model fixed only regroups
+  the same columns of W_Q, W_K, W_V and rows of W_O (and keeps the biases);
+- where a matrix grows, per head, the new numbers are seeded random values at the spread of
+  the numbers already there (Xavier scale 1/sqrt(d_model) for an empty weight matrix), so the
+  same change always gives the same numbers and a new row never dwarfs the old ones;
+- new tokens get names no other token has.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -16,30 +24,96 @@ from attention_explorer.session.document import SessionData
 FILL_SEED = 7
 
 
-def fit(array: np.ndarray | None, shape: tuple[int, ...], seed: int = FILL_SEED) -> np.ndarray:
-    """``array`` cut or grown to ``shape``: kept where it overlaps, seeded values elsewhere."""
+def spread(array: np.ndarray | None) -> float | None:
+    """The typical size of the numbers in ``array``: their standard deviation (or mean
+    magnitude when they are all equal); None when there is nothing to measure."""
+    if array is None or array.size == 0:
+        return None
+    values = np.asarray(array, dtype=np.float64).ravel()  # [size]
+    std = float(values.std()) if values.size > 1 else 0.0
+    if std > 0:
+        return std
+    magnitude = float(np.abs(values).mean())
+    return magnitude if magnitude > 0 else None
+
+
+def fit(
+    array: np.ndarray | None,
+    shape: tuple[int, ...],
+    seed: int = FILL_SEED,
+    empty_scale: float = 1.0,
+) -> np.ndarray:
+    """``array`` cut or grown to ``shape``: kept where it overlaps, seeded values elsewhere.
+
+    New values are drawn at the spread of ``array`` (``empty_scale`` when it has none) and
+    rounded to two significant decimals of that spread.
+    """
+    scale = spread(array) or empty_scale
+    decimals = 2 + max(0, math.ceil(-math.log10(scale)))
     rng = np.random.default_rng([seed, *shape])
-    out = np.round(rng.normal(0.0, 1.0, size=shape), 2)  # shape
+    out = np.round(rng.normal(0.0, scale, size=shape), decimals)  # shape
     if array is not None and array.ndim == len(shape):
         block = tuple(slice(0, min(a, b)) for a, b in zip(array.shape, shape))
         out[block] = array[block]
     return out
 
 
-def _fit_heads(
-    W: np.ndarray | None, rows: int, heads: int, width: int, old_width: int
-) -> np.ndarray:
-    """Resize a per-head column block matrix ``[rows, heads*width]``, head by head."""
+def fit_head_columns(
+    W: np.ndarray | None,
+    rows: int,
+    heads: int,
+    width: int,
+    old_heads: int,
+    empty_scale: float = 1.0,
+) -> np.ndarray | None:
+    """A matrix ``[rows, heads*width]`` whose columns are grouped per head, from ``W``.
+
+    Same total width: the same columns, regrouped into ``heads`` (what a head count with
+    d_model fixed means); only rows are cut or grown. Otherwise ``W``'s ``old_heads`` groups
+    each keep their first columns and grow or shrink on their own, and new heads are added.
+    A 1-D ``W`` (a bias ``[heads*width]``) is treated as one row; None stays None.
+    """
     if W is None:
-        return fit(None, (rows, heads * width))
-    old_heads = max(1, W.shape[1] // max(1, old_width))
-    per_head = W.reshape(W.shape[0], old_heads, old_width)  # [rows, h, width]
-    return fit(per_head, (rows, heads, width)).reshape(rows, heads * width)
+        return None
+    if W.ndim == 1:
+        return fit_head_columns(W[None, :], 1, heads, width, old_heads, empty_scale)[0]
+    if W.shape[1] == heads * width or W.shape[1] % max(1, old_heads):
+        return fit(W, (rows, heads * width), empty_scale=empty_scale)
+    old_width = W.shape[1] // old_heads
+    per_head = W.reshape(W.shape[0], old_heads, old_width)  # [rows, old_h, old_width]
+    grown = fit(per_head, (rows, heads, width), empty_scale=empty_scale)  # [rows, h, width]
+    return grown.reshape(rows, heads * width)
+
+
+def fit_head_rows(
+    W: np.ndarray | None, heads: int, width: int, cols: int, old_heads: int, scale: float = 1.0
+) -> np.ndarray | None:
+    """W_O ``[heads*width, cols]`` from ``W``, its rows grouped per head (see fit_head_columns)."""
+    if W is None:
+        return None
+    return fit_head_columns(W.T, cols, heads, width, old_heads, scale).T
+
+
+def unique_names(existing: tuple[str, ...], count: int, prefix: str = "t") -> tuple[str, ...]:
+    """``count`` new names ``t3``, ``t4`` ... that none of ``existing`` has."""
+    taken, names = set(existing), []
+    k = len(existing)
+    while len(names) < count:
+        name = f"{prefix}{k}"
+        if name not in taken:
+            names.append(name)
+            taken.add(name)
+        k += 1
+    return tuple(names)
 
 
 def default_token_names(count: int, start: int = 0) -> tuple[str, ...]:
-    """Names for new tokens: ``t3``, ``t4`` ..."""
+    """Names for a fresh sequence: ``t0``, ``t1`` ... (``start`` shifts the first number)."""
     return tuple(f"t{i}" for i in range(start, start + count))
+
+
+def _xavier(config) -> float:
+    return 1.0 / math.sqrt(max(1, config.d_model))
 
 
 def set_token_count(data: SessionData, n: int) -> SessionData:
@@ -47,13 +121,12 @@ def set_token_count(data: SessionData, n: int) -> SessionData:
     if n < 1:
         raise AttentionInputError("tokens", "there must be at least one token")
     config, inputs = data.config, data.inputs
-    old = len(data.tokens)
-    tokens = data.tokens[:n] + default_token_names(max(0, n - old), old)
+    kept = data.tokens[:n]
+    tokens = kept + unique_names(kept, n - len(kept))
     cross = config.attention == "cross"
     m = len(data.kv_tokens) if cross else n
     if config.mode == "direct":
-        q = fit(inputs.Q, (config.heads, n, config.head_dim))
-        changes = {"Q": q}
+        changes = {"Q": fit(inputs.Q, (config.heads, n, config.head_dim))}
         if not cross:
             kv = config.n_kv_heads
             changes["K"] = fit(inputs.K, (kv, n, config.head_dim))
@@ -75,8 +148,8 @@ def set_key_token_count(data: SessionData, m: int) -> SessionData:
         return set_token_count(data, m)
     if m < 1:
         raise AttentionInputError("kv_tokens", "there must be at least one key token")
-    old = len(data.kv_tokens)
-    kv_tokens = data.kv_tokens[:m] + tuple(f"k{i}" for i in range(old, m))
+    kept = data.kv_tokens[:m]
+    kv_tokens = kept + unique_names(kept, m - len(kept), prefix="k")
     if config.mode == "direct":
         kv = config.n_kv_heads
         inputs = inputs.with_changes(
@@ -118,9 +191,61 @@ def toggle_mask_cell(data: SessionData, i: int, j: int) -> SessionData:
     return data.with_changes(config=data.config.with_changes(mask="custom", custom_mask=custom))
 
 
+def _refit(data: SessionData, new) -> SessionData:
+    """Every array of ``data`` refitted to the sizes of config ``new`` (same mode, same tokens).
+
+    Per-head blocks grow or shrink head by head; a same-width block is only regrouped.
+    """
+    inputs, old_h, old_kv = data.inputs, data.config.heads, data.config.n_kv_heads
+    h, kv, dk, dv = new.heads, new.n_kv_heads, new.head_dim, new.value_dim
+    n, m = len(data.tokens), len(data.key_tokens)
+    if new.mode == "direct":
+        changes = {
+            "Q": fit(inputs.Q, (h, n, dk)),
+            "K": fit(inputs.K, (kv, m, dk)),
+            "V": fit(inputs.V, (kv, m, dv)),
+        }
+        if inputs.W_O is not None:
+            changes["W_O"] = fit_head_rows(inputs.W_O, h, dv, inputs.W_O.shape[1], old_h)
+        return data.with_changes(config=new, inputs=inputs.with_changes(**changes))
+    dm, xavier = new.d_model, _xavier(new)
+    changes = {
+        "X": fit(inputs.X, (n, dm)),
+        "W_Q": fit_head_columns(_rows(inputs.W_Q, dm, xavier), dm, h, dk, old_h, xavier),
+        "W_K": fit_head_columns(_rows(inputs.W_K, dm, xavier), dm, kv, dk, old_kv, xavier),
+        "W_V": fit_head_columns(_rows(inputs.W_V, dm, xavier), dm, kv, dv, old_kv, xavier),
+        "W_O": fit_head_rows(_cols(inputs.W_O, dm, xavier), h, dv, dm, old_h, xavier),
+        "b_Q": fit_head_columns(inputs.b_Q, 1, h, dk, old_h),
+        "b_K": fit_head_columns(inputs.b_K, 1, kv, dk, old_kv),
+        "b_V": fit_head_columns(inputs.b_V, 1, kv, dv, old_kv),
+        "b_O": None if inputs.b_O is None else fit(inputs.b_O, (dm,)),
+    }
+    if new.attention == "cross":
+        changes["X_kv"] = fit(inputs.X_kv, (len(data.kv_tokens), dm))
+    return data.with_changes(config=new, inputs=inputs.with_changes(**changes))
+
+
+def _rows(W: np.ndarray | None, rows: int, scale: float) -> np.ndarray | None:
+    """``W`` with ``rows`` rows (new rows at its spread), its columns untouched."""
+    return None if W is None else fit(W, (rows, W.shape[1]), empty_scale=scale)
+
+
+def _cols(W: np.ndarray | None, cols: int, scale: float) -> np.ndarray | None:
+    """``W`` with ``cols`` columns (new columns at its spread), its rows untouched."""
+    return None if W is None else fit(W, (W.shape[0], cols), empty_scale=scale)
+
+
 def set_heads(data: SessionData, heads: int) -> SessionData:
-    """Change the number of heads; projection mode keeps d_k = d_model / heads."""
-    config, inputs = data.config, data.inputs
+    """Change the number of heads.
+
+    Projection mode keeps d_model: d_k = d_model / heads, and W_Q, W_K, W_V, W_O and the
+    biases are the same numbers regrouped. Direct mode keeps d_k and each head's Q, K, V.
+    """
+    return _refit(data, _heads_config(data.config, heads))
+
+
+def _heads_config(config, heads: int):
+    """``config`` with ``heads`` heads (d_k derived in projection mode), or a named refusal."""
     if heads < 1:
         raise AttentionInputError("heads", "there must be at least one head")
     if config.mode == "projection" and config.d_model % heads:
@@ -128,96 +253,93 @@ def set_heads(data: SessionData, heads: int) -> SessionData:
         raise AttentionInputError(
             "heads", f"d_model {config.d_model} is not divisible by {heads} heads; try {options}"
         )
-    n, m = len(data.tokens), len(data.key_tokens)
-    dk = config.head_dim if config.mode == "direct" else config.d_model // heads
-    dv = dk if config.mode == "projection" else config.value_dim
-    new = config.with_changes(heads=heads, kv_heads=None, d_k=dk, d_v=dv)
+    kv = config.kv_heads
+    if kv is not None and (kv > heads or heads % kv):
+        kv = None
     if config.mode == "direct":
-        inputs = inputs.with_changes(
-            Q=fit(inputs.Q, (heads, n, dk)), K=fit(inputs.K, (heads, m, dk)),
-            V=fit(inputs.V, (heads, m, dv)),
-        )  # fmt: skip
-        d_out = inputs.W_O.shape[1] if inputs.W_O is not None else None
-    else:
-        dm = config.d_model
-        inputs = inputs.with_changes(
-            W_Q=_fit_heads(inputs.W_Q, dm, heads, dk, config.head_dim),
-            W_K=_fit_heads(inputs.W_K, dm, heads, dk, config.head_dim),
-            W_V=_fit_heads(inputs.W_V, dm, heads, dv, config.value_dim),
-            b_Q=None, b_K=None, b_V=None,
-        )  # fmt: skip
-        d_out = dm
-    if d_out is not None:
-        inputs = inputs.with_changes(W_O=fit(inputs.W_O, (heads * dv, d_out)))
-    return data.with_changes(config=new, inputs=inputs)
+        return config.with_changes(
+            heads=heads, kv_heads=kv, d_k=config.head_dim, d_v=config.value_dim
+        )
+    return config.with_changes(heads=heads, kv_heads=kv, d_k=None, d_v=None)
+
+
+def set_kv_heads(data: SessionData, kv_heads: int) -> SessionData:
+    """Share each key/value head among ``heads / kv_heads`` query heads (grouped-query)."""
+    config = data.config
+    if kv_heads < 1 or config.heads % kv_heads:
+        options = ", ".join(str(d) for d in divisors(config.heads))
+        raise AttentionInputError(
+            "kv_heads",
+            f"{config.heads} query heads cannot be shared evenly by {kv_heads} key/value "
+            f"heads; try {options}",
+        )
+    value = None if kv_heads == config.heads else kv_heads
+    return _refit(data, config.with_changes(kv_heads=value))
 
 
 def set_head_dim(data: SessionData, d_k: int) -> SessionData:
-    """Change d_k (and d_v with it) for every head."""
-    config, inputs = data.config, data.inputs
+    """Change d_k (and d_v with it) for every head; each head keeps its first columns."""
     if d_k < 1:
         raise AttentionInputError("d_k", "d_k must be at least 1")
-    h, kv = config.heads, config.n_kv_heads
-    n, m = len(data.tokens), len(data.key_tokens)
-    new = config.with_changes(d_k=d_k, d_v=d_k)
-    if config.mode == "direct":
-        inputs = inputs.with_changes(
-            Q=fit(inputs.Q, (h, n, d_k)),
-            K=fit(inputs.K, (kv, m, d_k)),
-            V=fit(inputs.V, (kv, m, d_k)),
-        )
-        d_out = inputs.W_O.shape[1] if inputs.W_O is not None else None
-    else:
-        dm = config.d_model
-        inputs = inputs.with_changes(
-            W_Q=_fit_heads(inputs.W_Q, dm, h, d_k, config.head_dim),
-            W_K=_fit_heads(inputs.W_K, dm, kv, d_k, config.head_dim),
-            W_V=_fit_heads(inputs.W_V, dm, kv, d_k, config.value_dim),
-            b_Q=None, b_K=None, b_V=None,
-        )  # fmt: skip
-        d_out = dm
-    if d_out is not None:
-        inputs = inputs.with_changes(W_O=fit(inputs.W_O, (h * d_k, d_out)))
-    return data.with_changes(config=new, inputs=inputs)
+    return _refit(data, data.config.with_changes(d_k=d_k, d_v=d_k))
 
 
 def set_d_model(data: SessionData, d_model: int) -> SessionData:
     """Change the embedding width; in projection mode every weight matrix follows."""
-    config, inputs = data.config, data.inputs
+    config = data.config
     if d_model < 1:
         raise AttentionInputError("d_model", "d_model must be at least 1")
     new = config.with_changes(d_model=d_model)
-    if config.mode == "projection":
-        if d_model % config.heads and config.d_k is None:
-            h = config.heads
-            lower, upper = max(h, d_model - d_model % h), d_model - d_model % h + h
-            raise AttentionInputError(
-                "d_model",
-                f"{d_model} is not divisible by {h} heads; try {lower} or {upper}, or fewer heads",
-            )
-        h, kv, dk, dv = new.heads, new.n_kv_heads, new.head_dim, new.value_dim
-        n = len(data.tokens)
-        inputs = inputs.with_changes(
-            X=fit(inputs.X, (n, d_model)),
-            W_Q=_fit_heads(fit(inputs.W_Q, (d_model, inputs.W_Q.shape[1])), d_model, h, dk,
-                           config.head_dim),
-            W_K=_fit_heads(fit(inputs.W_K, (d_model, inputs.W_K.shape[1])), d_model, kv, dk,
-                           config.head_dim),
-            W_V=_fit_heads(fit(inputs.W_V, (d_model, inputs.W_V.shape[1])), d_model, kv, dv,
-                           config.value_dim),
-            W_O=fit(inputs.W_O, (h * dv, d_model)),
-            b_Q=None, b_K=None, b_V=None, b_O=None,
-        )  # fmt: skip
-        if config.attention == "cross":
-            inputs = inputs.with_changes(X_kv=fit(inputs.X_kv, (len(data.kv_tokens), d_model)))
-    return data.with_changes(config=new, inputs=inputs)
+    if config.mode != "projection":  # Q, K, V are typed: d_k stays what they are
+        pinned = new.with_changes(d_k=config.head_dim, d_v=config.value_dim)
+        return data.with_changes(config=pinned)
+    if d_model % config.heads and config.d_k is None:
+        h = config.heads
+        lower, upper = max(h, d_model - d_model % h), d_model - d_model % h + h
+        raise AttentionInputError(
+            "d_model",
+            f"{d_model} is not divisible by {h} heads; try {lower} or {upper}, or fewer heads",
+        )
+    return _refit(data, new)
+
+
+def resize(
+    data: SessionData,
+    *,
+    tokens: int | None = None,
+    heads: int | None = None,
+    d_model: int | None = None,
+    d_k: int | None = None,
+    kv_heads: int | None = None,
+) -> SessionData:
+    """``data`` with the sizes given changed and every number that still fits kept.
+
+    d_model and heads change together, so d_model 8 -> 9 with heads 2 -> 3 works.
+    Raises AttentionInputError naming the size that cannot be had.
+    """
+    if d_model is not None and heads is not None:
+        if d_model < 1:
+            raise AttentionInputError("d_model", "d_model must be at least 1")
+        data = _refit(data, _heads_config(data.config.with_changes(d_model=d_model), heads))
+    elif d_model is not None:
+        data = set_d_model(data, d_model)
+    elif heads is not None:
+        data = set_heads(data, heads)
+    if kv_heads is not None:
+        data = set_kv_heads(data, kv_heads)
+    if d_k is not None:
+        data = set_head_dim(data, d_k)
+    if tokens is not None:
+        data = set_token_count(data, tokens)
+    return data
 
 
 def set_mode(data: SessionData, mode: str) -> SessionData:
     """Switch between typing Q/K/V directly and projecting them from X.
 
     projection -> direct keeps the numbers: Q, K, V become the current projections.
-    direct -> projection starts from seeded X and weights with d_model = heads * d_k.
+    direct -> projection starts from seeded X and Xavier-scaled weights with
+    d_model = heads * d_k.
     """
     config = data.config
     if mode == config.mode:
@@ -227,20 +349,28 @@ def set_mode(data: SessionData, mode: str) -> SessionData:
         group = config.heads // config.n_kv_heads
         kv_rows = list(range(0, config.heads, group))
         inputs = data.inputs.__class__(
-            Q=trace["Q"], K=trace["K"][kv_rows], V=trace["V"][kv_rows],
-            W_O=data.inputs.W_O, b_O=data.inputs.b_O,
-        )  # fmt: skip
-        new = config.with_changes(mode="direct", positional="none")
+            Q=trace["Q"],
+            K=trace["K"][kv_rows],
+            V=trace["V"][kv_rows],
+            W_O=data.inputs.W_O,
+            b_O=data.inputs.b_O,
+        )
+        new = config.with_changes(
+            mode="direct", positional="none", d_k=config.head_dim, d_v=config.value_dim
+        )
         return data.with_changes(config=new, inputs=inputs)
     h, dk = config.heads, config.head_dim
     dm = h * dk
     n, m = len(data.tokens), len(data.key_tokens)
-    kv = config.n_kv_heads
+    kv, xavier = config.n_kv_heads, 1.0 / math.sqrt(dm)
     inputs = data.inputs.__class__(
-        X=fit(None, (n, dm), seed=1), W_Q=fit(None, (dm, h * dk), seed=2),
-        W_K=fit(None, (dm, kv * dk), seed=3), W_V=fit(None, (dm, kv * config.value_dim), seed=4),
-        W_O=fit(data.inputs.W_O, (h * config.value_dim, dm), seed=5),
+        X=fit(None, (n, dm), seed=1),
+        W_Q=fit(None, (dm, h * dk), seed=2, empty_scale=xavier),
+        W_K=fit(None, (dm, kv * dk), seed=3, empty_scale=xavier),
+        W_V=fit(None, (dm, kv * config.value_dim), seed=4, empty_scale=xavier),
+        W_O=fit(data.inputs.W_O, (h * config.value_dim, dm), seed=5, empty_scale=xavier),
         X_kv=fit(None, (m, dm), seed=6) if config.attention == "cross" else None,
-    )  # fmt: skip
-    new = config.with_changes(mode="projection", d_model=dm)
+    )
+    d_v = None if config.value_dim == dk else config.value_dim
+    new = config.with_changes(mode="projection", d_model=dm, d_k=None, d_v=d_v)  # d_k derived
     return data.with_changes(config=new, inputs=inputs)

@@ -6,11 +6,12 @@ consistent) inside one undo step; drags of one slider fold into a single step.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSignalBlocker, Signal
+from PySide6.QtCore import QSignalBlocker, Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QFormLayout,
     QGroupBox,
+    QHBoxLayout,
     QLabel,
     QSpinBox,
     QVBoxLayout,
@@ -25,7 +26,7 @@ from attention_explorer.engine import (
     torch_missing_reason,
 )
 from attention_explorer.session import History, Session, resize
-from attention_explorer.ui.labeled_slider import float_slider, int_slider
+from attention_explorer.ui.labeled_slider import SliderWithBox, float_slider, int_slider
 
 MAX_TOKENS = 4096
 MASK_LABELS = {
@@ -88,7 +89,15 @@ class ControlsPanel(QWidget):
         self.heads = QComboBox()
         self.heads.setToolTip("Number of heads; in projection mode only divisors of d_model")
         self.d_k = int_slider(1, 128, "Width of each head's queries and keys, d_k")
-        self.temperature = float_slider(0.05, 5.0, 2, "Divides the scaled scores before softmax")
+        self.d_k_derived = QLabel()  # projection mode: d_k follows d_model / heads
+        self.d_k_derived.setObjectName("dkDerived")
+        d_k_row = QWidget()
+        d_k_layout = QHBoxLayout(d_k_row)
+        d_k_layout.setContentsMargins(0, 0, 0, 0)
+        d_k_layout.addWidget(self.d_k, 1)
+        d_k_layout.addWidget(self.d_k_derived, 1)
+        temperature = SliderWithBox(0.05, 5.0, 2, 0.05, "Divides the scaled scores before softmax")
+        self.temperature, self.temperature_box = temperature.slider, temperature.box
         self.mask = _combo(MASK_LABELS, "Which keys each query may look at")
         self.pad = QSpinBox()
         self.pad.setToolTip("How many keys at the end are padding")
@@ -100,6 +109,7 @@ class ControlsPanel(QWidget):
         self.backend.setToolTip("Which library computes attention")
         self.dtype = _combo({"float32": "float32", "float64": "float64"}, "Number precision")
         self.error = QLabel()
+        self.error.setTextFormat(Qt.TextFormat.PlainText)
         self.error.setWordWrap(True)
         self.error.setObjectName("controlsError")
         self.error.setStyleSheet("color: #c0392b;")
@@ -110,11 +120,11 @@ class ControlsPanel(QWidget):
         sizes.addRow("Tokens", self.tokens)
         sizes.addRow("d_model", self.d_model)
         sizes.addRow("Heads", self.heads)
-        sizes.addRow("d_k", self.d_k)
+        sizes.addRow("d_k", d_k_row)
         scoring = QFormLayout()
         scoring.addRow("Scale", self.scale)
         scoring.addRow("Factor", self.scale_factor)
-        scoring.addRow("Temperature", self.temperature)
+        scoring.addRow("Temperature", temperature)
         scoring.addRow("Mask", self.mask)
         scoring.addRow("Pad tokens", self.pad)
         scoring.addRow("Normaliser", self.normalizer)
@@ -152,7 +162,7 @@ class ControlsPanel(QWidget):
         self.heads.currentIndexChanged.connect(self._on_heads_changed)
         self.d_k.valueChanged.connect(lambda v: self._apply("d_k", resize.set_head_dim, v))
         self.temperature.valueChanged.connect(
-            lambda v: self._set_config("Temperature", temperature=float(v))
+            lambda v: self._set_config("Temperature", temperature=round(float(v), 2))
         )
         self.scale_factor.valueChanged.connect(
             lambda v: self._set_config("Scale factor", scale_factor=float(v))
@@ -169,7 +179,7 @@ class ControlsPanel(QWidget):
         self.mask.currentIndexChanged.connect(self._on_mask_changed)
         self.pad.valueChanged.connect(lambda v: self._apply("Padding", resize.set_padding, v))
         self.backend.currentIndexChanged.connect(self._on_backend_changed)
-        self.dtype.currentIndexChanged.connect(self._on_dtype_changed)  # fmt: skip
+        self.dtype.currentIndexChanged.connect(self._on_dtype_changed)
 
     # -- writing the session ---------------------------------------------------------------
     def _apply(self, label: str, change, *args) -> None:
@@ -187,8 +197,9 @@ class ControlsPanel(QWidget):
         self._show_error("")
         merge = f"control:{label}" if label in DRAGGED_CONTROLS else None
         with self.history.transaction(label, merge=merge):
-            self.session.update(tokens=new.tokens, kv_tokens=new.kv_tokens, config=new.config,
-                                inputs=new.inputs)  # fmt: skip
+            self.session.update(
+                tokens=new.tokens, kv_tokens=new.kv_tokens, config=new.config, inputs=new.inputs
+            )
 
     def _set_config(self, label: str, **changes) -> None:
         self._apply(
@@ -256,9 +267,23 @@ class ControlsPanel(QWidget):
         """Show the session's values without writing back."""
         s = self.session
         c = s.config
-        widgets = (self.mode, self.tokens, self.d_model, self.heads, self.d_k, self.temperature,
-                   self.mask, self.pad, self.scale, self.scale_factor, self.normalizer,
-                   self.positional, self.backend, self.dtype)  # fmt: skip
+        widgets = (
+            self.mode,
+            self.tokens,
+            self.d_model,
+            self.heads,
+            self.d_k,
+            self.temperature,
+            self.temperature_box,
+            self.mask,
+            self.pad,
+            self.scale,
+            self.scale_factor,
+            self.normalizer,
+            self.positional,
+            self.backend,
+            self.dtype,
+        )
         blockers = [QSignalBlocker(w) for w in widgets]
         _select(self.mode, c.mode)
         self.tokens.setValue(len(s.tokens))
@@ -273,10 +298,16 @@ class ControlsPanel(QWidget):
                 self.heads.addItem(str(h), h)
         _select(self.heads, c.heads)
         self.d_k.setValue(c.head_dim)
-        self.d_k.setEnabled(c.mode == "direct")
-        self.d_k.setToolTip("d_k = d_model / heads in projection mode" if c.mode == "projection"
-                            else "Width of each head's queries and keys, d_k")  # fmt: skip
+        derived = c.mode == "projection"
+        self.d_k.setVisible(not derived)
+        self.d_k_derived.setVisible(derived)
+        self.d_k_derived.setText(f"{c.head_dim}  (derived: d_model / heads)")
+        self.d_k_derived.setToolTip(
+            f"In projection mode d_k = d_model / heads = {c.d_model} / {c.heads}; "
+            "change d_model or Heads to change it"
+        )
         self.temperature.setValue(c.temperature)
+        self.temperature_box.setValue(c.temperature)
         _select(self.mask, c.mask)
         self.pad.setRange(0, len(s.key_tokens))
         self.pad.setValue(len(c.padded_keys))

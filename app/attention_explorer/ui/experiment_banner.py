@@ -1,29 +1,80 @@
-"""ExperimentBanner: an example's question, what to look for, and a "Try it" button."""
+"""ExperimentBanner: an example's question, what to look for, "Try it", and before / after.
+
+The banner follows the state: before the experiment it asks the question and offers "Try it";
+once the session holds the tried settings it says what was changed and shows, for the
+followed query row, each stage the change affected before, after and their difference (read
+from the trace kept at the click and the live trace, never recomputed here). Undoing the
+change brings the question back. Every name and number is escaped: a token called
+``<img src=x>`` reads literally.
+"""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+import html
+import re
+
+import numpy as np
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QWidget
 
+from attention_explorer.numbers import format_number
 from attention_explorer.session import Session
+from attention_explorer.stages import title as stage_title
+from attention_explorer.ui.live_trace import LiveTrace
+
+#: Stages compared after "Try it", in pipeline order (those the change leaves equal are left out).
+COMPARED_STAGES = ("scores", "scaled", "masked", "weights", "head_outputs", "output")
+#: Numbers shown per row in the comparison.
+COMPARED_VALUES = 8
+
+
+def _escape(text: object) -> str:
+    return html.escape(str(text))
+
+
+def _row(values: np.ndarray) -> str:
+    shown = [format_number(v, display=True) for v in values[:COMPARED_VALUES]]
+    more = f", … {len(values) - COMPARED_VALUES} more" if len(values) > COMPARED_VALUES else ""
+    return f"[{', '.join(shown)}{more}]"
+
+
+def _difference(after: np.ndarray, before: np.ndarray) -> str:
+    """after − before, cell by cell; a cell the mask hid on one side reads "shown"/"hidden"."""
+    words = []
+    for new, old in zip(after[:COMPARED_VALUES], before[:COMPARED_VALUES]):
+        if np.isfinite(new) and np.isfinite(old):
+            words.append(format_number(new - old, display=True))
+        elif new == old:
+            words.append("0")
+        else:
+            words.append("shown" if np.isfinite(new) else "hidden")
+    more = f", … {len(after) - COMPARED_VALUES} more" if len(after) > COMPARED_VALUES else ""
+    return f"[{', '.join(words)}{more}]"
 
 
 class ExperimentBanner(QFrame):
     """Shown above the views while the session has a description, notes or an experiment.
 
-    ``try_requested(dict)`` carries the config changes of the experiment's "try" entry.
+    ``try_requested(dict)`` carries the config changes of the experiment's "try" entry;
+    ``refused(message)`` shows the engine's refusal of that change in the banner.
     """
 
     try_requested = Signal(dict)
 
-    def __init__(self, session: Session, parent: QWidget | None = None):
+    def __init__(
+        self, session: Session, live: LiveTrace | None = None, parent: QWidget | None = None
+    ):
         super().__init__(parent)
         self.session = session
+        self.live = live
+        self._before = None  # the trace on screen when "Try it" was clicked
+        self._refusal = ""
         self.setObjectName("experimentBanner")
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.text = QLabel()
         self.text.setWordWrap(True)
-        self.text.setTextFormat(self.text.textFormat().RichText)
+        self.text.setTextFormat(Qt.TextFormat.RichText)  # every piece is escaped below
+        self.text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.try_button = QPushButton("Try it")
         self.try_button.setToolTip("Apply this experiment's change (undo with Ctrl+Z)")
         self.try_button.clicked.connect(self._on_try)
@@ -32,15 +83,45 @@ class ExperimentBanner(QFrame):
         layout = QHBoxLayout(self)
         layout.setContentsMargins(8, 4, 8, 4)
         layout.addWidget(self.text, 1)
-        layout.addWidget(self.try_button)
-        layout.addWidget(self.close_button)
-        for name in ("description", "notes", "experiment", "name"):
+        layout.addWidget(self.try_button, 0, Qt.AlignmentFlag.AlignTop)
+        layout.addWidget(self.close_button, 0, Qt.AlignmentFlag.AlignTop)
+        session.events.experiment.connect(self._forget_refusal)  # before refresh runs
+        for name in ("description", "notes", "experiment", "name", "config", "selected_cell"):
             getattr(session.events, name).connect(self.refresh)
+        if live is not None:
+            live.updated.connect(self.refresh)
         self.refresh()
 
+    # -- state -------------------------------------------------------------------------------
+    def tried(self) -> bool:
+        """True while the session holds every setting the experiment's "try" names."""
+        changes = self.session.experiment.get("try")
+        if not isinstance(changes, dict) or not changes:
+            return False
+        config = self.session.config
+        return all(getattr(config, k, object()) == v for k, v in changes.items())
+
+    def show_refusal(self, message: str) -> None:
+        """Say in the banner why the engine refused the experiment's change."""
+        self._refusal = message
+        self.refresh()
+
+    def _forget_refusal(self, *_args) -> None:
+        self._refusal = ""
+
+    def plain_text(self) -> str:
+        """What the banner says, without markup (for tests and screen readers)."""
+        document = re.sub(r"<br>|</tr>", "\n", self.text.text())
+        document = re.sub(r"</t[dh]>", " ", document)
+        return html.unescape(re.sub(r"<[^>]+>", "", document))
+
+    # -- text --------------------------------------------------------------------------------
     def refresh(self, *_args) -> None:
         """Rebuild the text from the session; hide when there is nothing to say."""
         s = self.session
+        tried = self.tried()
+        if not tried:
+            self._before = None
         parts = []
         if s.description:
             parts.append(f"<b>{_escape(s.name)}</b> — {_escape(s.description)}")
@@ -50,17 +131,64 @@ class ExperimentBanner(QFrame):
         expect = s.experiment.get("expect")
         if expect:
             parts.append(f"<b>Look for:</b> {_escape(expect)}")
-        for title, note in s.notes:
-            parts.append(f"<b>{_escape(title)}</b> {_escape(note)}" if title else _escape(note))
+        if tried:
+            parts.append(self._tried_text())
+        else:
+            for title, note in s.notes:
+                parts.append(f"<b>{_escape(title)}</b> {_escape(note)}" if title else _escape(note))
+        if self._refusal:
+            parts.append(f"<b>Engine says:</b> {_escape(self._refusal)}")
         self.text.setText("<br>".join(parts))
         self.try_button.setVisible(bool(s.experiment.get("try")))
+        self.try_button.setEnabled(not tried)
+        self.try_button.setText("Tried" if tried else "Try it")
         self.setVisible(bool(parts))
+
+    def _tried_text(self) -> str:
+        changes = self.session.experiment.get("try", {})
+        what = ", ".join(f"{_escape(k)} = {_escape(v)}" for k, v in changes.items())
+        text = (
+            f"<b>Tried:</b> {what}. Undo (Ctrl+Z) goes back. The example's notes describe the "
+            "numbers before the change."
+        )
+        return text + self._comparison()
+
+    def _comparison(self) -> str:
+        before = self._before
+        after = self.live.trace if self.live is not None else None
+        if before is None or after is None or after is before:
+            return ""
+        head = self.session.selected_head
+        cell = self.session.selected_cell
+        row = cell[0] if cell is not None else 0
+        rows = []
+        for stage in COMPARED_STAGES:
+            if not (before.has(stage) and after.has(stage)):
+                continue
+            if head not in before.heads or head not in after.heads:
+                continue
+            old, new = before.stage(stage, head), after.stage(stage, head)
+            if old.shape != new.shape or row >= old.shape[0]:
+                continue
+            if np.array_equal(old[row], new[row]):
+                continue
+            rows.append(
+                f"<tr><td>{_escape(stage_title(stage))}</td><td>{_row(old[row])}</td>"
+                f"<td>{_row(new[row])}</td><td>{_difference(new[row], old[row])}</td></tr>"
+            )
+        if not rows:
+            return ""
+        token = _escape(after.tokens[row]) if row < len(after.tokens) else str(row)
+        return (
+            f"<br>Row “{token}” of head {head}, before and after:"
+            "<table cellspacing='0' cellpadding='2'>"
+            "<tr><th align='left'>stage</th><th>before</th><th>after</th><th>after − before</th>"
+            f"</tr>{''.join(rows)}</table>"
+        )
 
     def _on_try(self) -> None:
         changes = self.session.experiment.get("try")
         if isinstance(changes, dict):
+            self._refusal = ""
+            self._before = self.live.trace if self.live is not None else None
             self.try_requested.emit(dict(changes))
-
-
-def _escape(text: str) -> str:
-    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

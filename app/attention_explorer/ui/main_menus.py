@@ -75,13 +75,21 @@ def build_menus(window) -> Menus:
     _action(window, file_menu, "Save &As…", doc.save_as, QKeySequence.StandardKey.SaveAs)
     file_menu.addSeparator()
     export = _action(
-        window, file_menu, "&Export…", lambda: window.export_view(window.session.selected_stage,
-                                                                 window.session.selected_head),
-        "Ctrl+E", "Save a picture or the numbers of a stage",
-    )  # fmt: skip
+        window,
+        file_menu,
+        "&Export…",
+        lambda: window.export_view(window.session.selected_stage, window.session.selected_head),
+        "Ctrl+E",
+        "Save a picture or the numbers of a stage",
+    )
     _action(window, file_menu, "Export &All…", window.export_all, "Ctrl+Shift+E")
-    _action(window, file_menu, "Copy &Image", lambda: window.copy_view(
-        window.session.selected_stage, window.session.selected_head), "Ctrl+Shift+C")  # fmt: skip
+    _action(
+        window,
+        file_menu,
+        "Copy &Image",
+        lambda: window.copy_view(window.session.selected_stage, window.session.selected_head),
+        "Ctrl+Shift+C",
+    )
     file_menu.addSeparator()
     _action(window, file_menu, "&Quit", window.close, QKeySequence.StandardKey.Quit)
 
@@ -114,23 +122,43 @@ def build_menus(window) -> Menus:
 
     view = bar.addMenu("&View")
     prefs = window.prefs
-    _choice_menu(window, view, "Colour map", SEQUENTIAL_MAPS, prefs.colormap,
-                 lambda name, *_: setattr(prefs, "colormap", name))  # fmt: skip
-    _choice_menu(window, view, "Colour map for scores", DIVERGING_MAPS, prefs.diverging_colormap,
-                 lambda name, *_: setattr(prefs, "diverging_colormap", name))  # fmt: skip
-    _choice_menu(window, view, "Theme", ("system", "light", "dark"), prefs.theme,
-                 lambda name, *_: setattr(prefs, "theme", name))  # fmt: skip
+    _choice_menu(
+        window,
+        view,
+        "Colour map",
+        SEQUENTIAL_MAPS,
+        prefs.colormap,
+        lambda name, *_: setattr(prefs, "colormap", name),
+    )
+    _choice_menu(
+        window,
+        view,
+        "Colour map for scores",
+        DIVERGING_MAPS,
+        prefs.diverging_colormap,
+        lambda name, *_: setattr(prefs, "diverging_colormap", name),
+    )
+    _choice_menu(
+        window,
+        view,
+        "Theme",
+        ("system", "light", "dark"),
+        prefs.theme,
+        lambda name, *_: setattr(prefs, "theme", name),
+    )
     show_values = QAction("Show &values in cells", window, checkable=True)
     show_values.setShortcut(QKeySequence("Ctrl+Shift+V"))
     show_values.setChecked(prefs.show_values)
     show_values.toggled.connect(lambda on: setattr(prefs, "show_values", bool(on)))
     view.addAction(show_values)
     view.addSeparator()
-    for dock in (window.controls_dock, window.heads_dock, window.walk_dock):
+    for dock in (window.controls_dock, window.heads_dock, window.walk_dock, window.arithmetic_dock):
         view.addAction(dock.toggleViewAction())
 
     examples = bar.addMenu("E&xamples")
     _fill_examples(window, examples)
+
+    _action(window, view, "Cell &arithmetic", window.show_cell_arithmetic, "Ctrl+I")
 
     walk = bar.addMenu("&Walkthrough")
     back_step = _action(window, walk, "&Back", window.walkthrough.go_back, "Alt+Left")

@@ -7,6 +7,7 @@ from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QDockWidget,
     QMainWindow,
+    QMessageBox,
     QScrollArea,
     QSplitter,
     QVBoxLayout,
@@ -21,6 +22,7 @@ from attention_explorer.session import (
     resize,
     starter_session,
 )
+from attention_explorer.ui.cell_arithmetic import CellArithmetic
 from attention_explorer.ui.controls_panel import ControlsPanel
 from attention_explorer.ui.document import DocumentController
 from attention_explorer.ui.experiment_banner import ExperimentBanner
@@ -66,13 +68,14 @@ class MainWindow(QMainWindow):
         s, h, live, prefs = self.session, self.history, self.live, self.prefs
         self.status = StatusLine(self.statusBar(), s, live)
         live.updated.connect(self.status.begin_paint)
-        self.banner = ExperimentBanner(s)
+        self.banner = ExperimentBanner(s, live)
         self.tokens = TokenStrip(s, h)
         self.matrices = MatrixPanel(s, h, prefs)
         self.stages = StagePanel(s, live, prefs)
         self.heads_grid = HeadsGrid(s, live, prefs)
         self.walkthrough = WalkthroughPanel(s, live)
         self.controls = ControlsPanel(s, h)
+        self.arithmetic = CellArithmetic(s, live)
         live.updated.connect(self.status.end_paint)
 
         left = QWidget()
@@ -104,7 +107,12 @@ class MainWindow(QMainWindow):
         self.heads_dock = self._dock(
             "All heads", self.heads_grid, Qt.DockWidgetArea.BottomDockWidgetArea
         )
+        self.arithmetic_dock = self._dock(
+            "Cell arithmetic", self.arithmetic, Qt.DockWidgetArea.BottomDockWidgetArea
+        )
         self.splitDockWidget(self.walk_dock, self.heads_dock, Qt.Orientation.Horizontal)
+        self.tabifyDockWidget(self.walk_dock, self.arithmetic_dock)
+        self.walk_dock.raise_()
         self._splitter = splitter
 
     def _default_layout(self) -> None:
@@ -117,8 +125,9 @@ class MainWindow(QMainWindow):
         height = min(980, int(screen.height() * 0.94)) if screen else 920
         self.resize(width, height)
         self.resizeDocks([self.controls_dock], [330], Qt.Orientation.Horizontal)
-        self.resizeDocks([self.walk_dock, self.heads_dock], [width - 620, 330],
-                         Qt.Orientation.Horizontal)  # fmt: skip
+        self.resizeDocks(
+            [self.walk_dock, self.heads_dock], [width - 620, 330], Qt.Orientation.Horizontal
+        )
         self.resizeDocks([self.walk_dock], [200], Qt.Orientation.Vertical)
         rest = width - 340
         self._splitter.setSizes([int(rest * 0.36), int(rest * 0.64)])
@@ -134,8 +143,8 @@ class MainWindow(QMainWindow):
         self.document.title_changed.connect(self.setWindowTitle)
         self.document.error.connect(self.show_error)
         self.document.replaced.connect(self.walkthrough.restart)
-        self.controls.message.connect(self.status.show)
-        self.matrices.input_error.connect(self.status.show)
+        self.controls.message.connect(self.status.show_input_error)
+        self.matrices.input_error.connect(self.status.show_input_error)
         self.banner.try_requested.connect(self.apply_experiment)
         self.walkthrough.step_changed.connect(self._on_walk_step)
         self.stages.view("masked").cell_clicked.connect(self.toggle_mask_cell)
@@ -174,10 +183,42 @@ class MainWindow(QMainWindow):
             config.validate(len(self.session.tokens), len(self.session.key_tokens))
         except (AttentionInputError, TypeError) as exc:
             self.status.show(f"The engine refuses this change — {exc}", 20000)
-            self.banner.text.setText(self.banner.text.text() + f"<br><b>Engine says:</b> {exc}")
+            self.banner.show_refusal(str(exc))
             return
-        with self.history.transaction("Try experiment"):
+        # Trying an example's experiment is exploring, not editing: it never asks to be saved.
+        with self.history.transaction("Try experiment", explore=True):
             self.session.config = config
+
+    def show_cell_arithmetic(self) -> None:
+        """Bring the arithmetic of the selected cell to the front (View > Cell arithmetic)."""
+        self.arithmetic_dock.show()
+        self.arithmetic_dock.raise_()
+        self.arithmetic.text.setFocus()
+
+    def offer_direct_mode(self, array: str) -> bool:
+        """The learner typed into ``array`` (Q, K or V) in projection mode: offer to switch the
+        session to direct mode, where Q, K and V are typed, keeping every current number.
+
+        Yes switches as one undo step (the projections become the typed Q, K, V, so every
+        stage keeps its value). Returns True when the session is now in direct mode.
+        """
+        if self.session.config.mode == "direct":
+            return True
+        answer = QMessageBox.question(
+            self,
+            "Type Q, K and V directly?",
+            f"In projection mode {array} is computed as X W_{array}, so it cannot be typed "
+            "into. Switch to direct mode? Q, K and V keep their current numbers, and "
+            "Undo switches back.",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+        )
+        if answer != QMessageBox.StandardButton.Yes:
+            return False
+        new = resize.set_mode(self.session.data(), "direct")
+        with self.history.transaction("Switch to typing Q, K, V"):
+            self.session.update(config=new.config, inputs=new.inputs)
+        self.status.show("Direct mode: Q, K and V are now typed; every number was kept")
+        return True
 
     def toggle_mask_cell(self, row: int, col: int) -> bool:
         """Under a custom mask, let query ``row`` see key ``col`` or hide it (one undo step).
@@ -199,7 +240,10 @@ class MainWindow(QMainWindow):
         return True
 
     def _on_walk_step(self, step) -> None:
+        """Frame the step's stage view and bring the editor of its numbers to the front."""
         self.stages.highlight_stage(step.stage if step is not None else None)
+        if step is not None and step.editor:
+            self.matrices.show_array(step.editor)
 
     def _export_name(self) -> str:
         path = self.document.path
@@ -213,8 +257,9 @@ class MainWindow(QMainWindow):
         if self.live.trace is None:
             self.status.show("Nothing to export: fix the problem shown first")
             return None
-        return ExportDialog(self, self.live.trace, self.prefs, self.settings, stage, head,
-                            name=self._export_name())  # fmt: skip
+        return ExportDialog(
+            self, self.live.trace, self.prefs, self.settings, stage, head, name=self._export_name()
+        )
 
     def export_view(self, stage: str, head: int) -> None:
         """Open the export dialog on one stage and head (File > Export, Ctrl+E, a view's menu)."""
@@ -226,8 +271,9 @@ class MainWindow(QMainWindow):
         """The dialog that exports every stage and head into a folder."""
         from attention_explorer.ui.export_all_dialog import ExportAllDialog
 
-        return ExportAllDialog(self, self.live.full_trace, self.prefs, self.settings,
-                               name=self._export_name())  # fmt: skip
+        return ExportAllDialog(
+            self, self.live.full_trace, self.prefs, self.settings, name=self._export_name()
+        )
 
     def export_all(self) -> None:
         """File > Export All: every stage and head, named predictably, into one folder."""
@@ -248,9 +294,14 @@ class MainWindow(QMainWindow):
             self.status.show("Nothing to copy: fix the problem shown first")
             return
         try:
-            image = render_stage_image(trace, stage, head, cmap=stage_cmap(stage, self.prefs),
-                                       name=self._export_name(),
-                                       show_values=self.prefs.show_values)  # fmt: skip
+            image = render_stage_image(
+                trace,
+                stage,
+                head,
+                cmap=stage_cmap(stage, self.prefs),
+                name=self._export_name(),
+                show_values=self.prefs.show_values,
+            )
         except ExportError as exc:
             self.status.show(f"Not copied: {exc}")
             return

@@ -35,6 +35,13 @@ COLUMN_WIDTH = 62
 ROW_HEIGHT = 22
 
 
+#: The keyboard's cell gets a thick frame in the theme's highlight colour (light and dark).
+FOCUS_STYLE = (
+    "QTableView:focus { border: 2px solid palette(highlight); }"
+    "QTableView::item:focus { border: 3px solid palette(highlight); }"
+)
+
+
 class MatrixEditor(QWidget):
     """Editor of ``session.inputs.<name>`` (or its head slice), writing through a MatrixModel."""
 
@@ -56,6 +63,7 @@ class MatrixEditor(QWidget):
         self.table = self._build_table()
         self.table.installEventFilter(self)
         self.message_label = QLabel(self)
+        self.message_label.setTextFormat(Qt.TextFormat.PlainText)  # messages may quote names
         self.message_label.setWordWrap(True)
         self.message_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.message_label.hide()
@@ -78,6 +86,7 @@ class MatrixEditor(QWidget):
     # -- building ------------------------------------------------------------------------
     def _build_table(self) -> QTableView:
         table = QTableView(self)
+        table.setStyleSheet(FOCUS_STYLE)
         table.setModel(self._model)
         table.setEditTriggers(
             QAbstractItemView.EditTrigger.AnyKeyPressed

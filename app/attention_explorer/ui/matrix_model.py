@@ -8,6 +8,7 @@ transaction; bad text is refused through ``input_error`` and the cell keeps its 
 
 from __future__ import annotations
 
+import html
 from functools import partial
 
 import numpy as np
@@ -41,13 +42,21 @@ HIGHLIGHT_TINT_STRENGTH = 0.75
 _Index = QModelIndex | QPersistentModelIndex
 
 
-def connect_until_destroyed(owner: QObject, connections: list[tuple[object, object]]) -> None:
+def plain_tooltip(text: str) -> str:
+    """``text`` as a tooltip that Qt shows literally: a token named ``<img src=x>`` is not HTML."""
+    return f"<p style='white-space:pre'>{html.escape(text, quote=False)}</p>"
+
+
+def connect_until_destroyed(
+    owner: QObject, connections: list[tuple[object, object]], priority: int = 0
+) -> None:
     """Connect each (psygnal signal, slot) pair, and disconnect them all when ``owner`` dies.
 
-    A Qt object deleted by its parent must not be called by a later session event.
+    A Qt object deleted by its parent must not be called by a later session event. Slots of
+    a higher ``priority`` run before the others of the same signal.
     """
     for signal, slot in connections:
-        signal.connect(slot)
+        signal.connect(slot, priority=priority)
     owner.destroyed.connect(partial(disconnect_all, connections))
 
 
@@ -120,12 +129,8 @@ class MatrixModel(QAbstractTableModel):
         if array is None:
             return np.zeros((0, 0))
         if self.head is not None:
-            if array.ndim != 3 or not 0 <= self.head < array.shape[0]:
-                return np.zeros((0, 0))
-            return array[self.head]
-        if array.ndim == 1:
-            return array[None, :]
-        return array if array.ndim == 2 else np.zeros((0, 0))
+            return array[self.head]  # [rows, cols] of one head
+        return array[None, :] if array.ndim == 1 else array
 
     def matrix(self) -> np.ndarray:
         """A copy of the 2-D slice shown, ``[rows, columns]``."""
@@ -226,7 +231,7 @@ class MatrixModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.TextAlignmentRole:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return (
+            return plain_tooltip(
                 f"{self.slice_label()}[{i}, {j}] = {format_exact(value)}\n"
                 f"row: {self._row_meaning(i)}\ncolumn: {self._column_meaning(j)}"
             )
@@ -240,9 +245,9 @@ class MatrixModel(QAbstractTableModel):
         try:
             number = value if isinstance(value, float) else parse_number(str(value))
         except NumberTextError as error:
-            self._refuse(f"{self.slice_label()}[{i}, {j}]: {error}; the cell keeps its value")
+            self._refuse(f"{self.cell_label(i, j)}: {error}; the cell keeps its value")
             return False
-        return self.write_block(i, j, np.array([[number]]), f"Edit {self._cell_name(i, j)}")
+        return self.write_block(i, j, np.array([[number]]), f"Edit {self.cell_label(i, j)}")
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = 0):
         """Token names (or dimension labels) for rows, dimension labels for columns."""
@@ -250,7 +255,8 @@ class MatrixModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return self._column_label(section) if horizontal else self._row_label(section)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return self._column_meaning(section) if horizontal else self._row_meaning(section)
+            meaning = self._column_meaning(section) if horizontal else self._row_meaning(section)
+            return plain_tooltip(meaning)
         if (
             role == Qt.ItemDataRole.FontRole
             and not horizontal
@@ -262,10 +268,9 @@ class MatrixModel(QAbstractTableModel):
         return None
 
     # -- labels --------------------------------------------------------------------------
-    def _cell_name(self, i: int, j: int) -> str:
-        if self.head is None:
-            return f"{self.name}[{i}, {j}]"
-        return f"{self.name}[{self.head}, {i}, {j}]"
+    def cell_label(self, i: int, j: int) -> str:
+        """A cell named as the editor labels it: ``X[cat, 3]``, ``Q (head 1)[t3, 0]``."""
+        return f"{self.slice_label()}[{self._row_label(i)}, {self._column_label(j)}]"
 
     def _row_tokens(self) -> tuple[str, ...] | None:
         if self.name in QUERY_ROW_ARRAYS:
@@ -365,6 +370,10 @@ class MatrixModel(QAbstractTableModel):
             )
 
     def _on_inputs_changed(self, *_args: object) -> None:
+        if not self._connections:
+            # Detached during this very emission (psygnal still calls the slots it had in
+            # hand): the panel is replacing this editor, and its head may no longer exist.
+            return
         shape = self._slice().shape
         if shape != self._shape:
             self.beginResetModel()

@@ -36,24 +36,18 @@ ARRAY_MEANINGS = {
 def panel_layout(session: Session) -> tuple[tuple[str, tuple[int, ...]], ...]:
     """The tabs the session calls for: (array name, shape) in display order.
 
-    Only arrays that are present with the right number of dimensions are listed, so a
-    session caught half-way through a change still gives a usable (if shorter) layout.
+    The session changes several fields as one consistent change, so the arrays present are
+    always those of its config; optional ones (W_O) are listed only when present.
     """
     inputs, config = session.inputs, session.config
     if config.mode == "direct":
         names = [*HEAD_ARRAYS, "W_O"]
-        wanted_ndim = {"Q": 3, "K": 3, "V": 3, "W_O": 2}
     else:
         names = ["X", "X_kv", "W_Q", "W_K", "W_V", "W_O"]
         if config.attention != "cross":
             names.remove("X_kv")
-        wanted_ndim = dict.fromkeys(names, 2)
-    tabs = []
-    for name in names:
-        array = getattr(inputs, name)
-        if array is not None and array.ndim == wanted_ndim[name]:
-            tabs.append((name, tuple(array.shape)))
-    return tuple(tabs)
+    arrays = [(name, getattr(inputs, name)) for name in names]
+    return tuple((name, tuple(array.shape)) for name, array in arrays if array is not None)
 
 
 class MatrixPanel(QWidget):
@@ -92,7 +86,9 @@ class MatrixPanel(QWidget):
             (session.events.tokens, self._on_shape_may_have_changed),
             (session.events.selected_head, self._on_selected_head_changed),
         ]
-        connect_until_destroyed(self, self._connections)
+        # Before the editors' own handlers: a change of head count replaces the editors of
+        # heads that no longer exist before they could be asked to show them.
+        connect_until_destroyed(self, self._connections, priority=1)
 
     # -- public --------------------------------------------------------------------------
     def editor(self, name: str, head: int | None = None) -> MatrixEditor:
@@ -108,6 +104,18 @@ class MatrixPanel(QWidget):
                 f"the panel shows {shown or 'nothing'}"
             )
         return self._editors[key]
+
+    def show_array(self, name: str) -> bool:
+        """Bring the tab of array ``name`` to the front; False when the panel has none."""
+        names = self.tab_names()
+        if name not in names:
+            return False
+        self.tabs.setCurrentIndex(names.index(name))
+        return True
+
+    def current_array(self) -> str:
+        """The name of the tab in front ("" when there is none)."""
+        return self.tabs.tabText(self.tabs.currentIndex()) if self.tabs.count() else ""
 
     def tab_names(self) -> list[str]:
         """The names of the top-level tabs, in order."""

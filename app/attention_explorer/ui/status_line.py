@@ -28,8 +28,11 @@ class StatusLine:
         self.paint_seconds = 0.0
         self._paint_started = 0.0
         self._trace_message = ""  # the last message about the trace itself ('' when none)
+        self._input_message = ""  # the last refused edit ('' when none)
         live.busy.connect(self.busy_label.setVisible)
         live.failed.connect(self._on_failed)
+        for name in ("inputs", "config", "tokens", "kv_tokens"):
+            getattr(session.events, name).connect(self._on_document_changed)
 
     def begin_paint(self, trace: Trace) -> None:
         """Connected to LiveTrace.updated before any view."""
@@ -68,3 +71,14 @@ class StatusLine:
     def show(self, text: str, msecs: int = 8000) -> None:
         """Show a message for a while."""
         self.bar.showMessage(text, msecs)
+
+    def show_input_error(self, text: str) -> None:
+        """Show why an edit was refused, until a later edit goes through."""
+        self._input_message = text
+        self.bar.showMessage(text, 20000)
+
+    def _on_document_changed(self, *_args: object) -> None:
+        """A refused edit changes nothing, so any change is a later edit that went through."""
+        if self._input_message and self.bar.currentMessage() == self._input_message:
+            self.bar.clearMessage()
+        self._input_message = ""

@@ -67,6 +67,7 @@ class TokenStrip(QWidget):
         self.query_row = self._make_row(grid, 0, keys=False)
         self.key_row = self._make_row(grid, 1, keys=True)
         self.message_label = QLabel(self)
+        self.message_label.setTextFormat(Qt.TextFormat.PlainText)  # messages may quote names
         self.message_label.setWordWrap(True)
         self.message_label.hide()
         layout = QVBoxLayout(self)

@@ -16,9 +16,11 @@ from PySide6.QtWidgets import (
 )
 
 from attention_explorer.session.model import Session
-from attention_explorer.session.walkthrough import WalkStep, steps_for
 from attention_explorer.ui.live_trace import LiveTrace
+from attention_explorer.walkthrough import WalkStep, steps_for
 
+#: The narration shows at least this many lines; longer steps scroll.
+NARRATION_LINES = 7
 _NEXT_KEYS = (Qt.Key.Key_PageDown, Qt.Key.Key_Right)
 _BACK_KEYS = (Qt.Key.Key_PageUp, Qt.Key.Key_Left)
 
@@ -26,11 +28,13 @@ _BACK_KEYS = (Qt.Key.Key_PageUp, Qt.Key.Key_Left)
 class WalkthroughPanel(QWidget):
     """Step through the attention pipeline of the current session, one stage at a time.
 
-    The steps come from :func:`attention_explorer.session.walkthrough.steps_for` on
+    The steps come from :func:`attention_explorer.walkthrough.steps_for` on
     ``live_trace.trace`` and are rebuilt after every recompute, keeping the current step, so
     an edit shows up in the narration at once. Moving to a step emits ``step_changed(step)``
     (a :class:`WalkStep`, or None when there is nothing to show) and points
-    ``session.selected_head``/``selected_cell`` at the step's head and first cell.
+    ``session.selected_head``/``selected_cell`` at the step's head and its selection (the
+    followed query and key), so every view frames the same query row and key.
+    The narration scrolls: a long step (a softmax table) is never cut off.
     Keys while the panel has focus: PageDown / Alt+Right next, PageUp / Alt+Left back,
     Home restart.
     """
@@ -45,6 +49,7 @@ class WalkthroughPanel(QWidget):
         self._index = 0
         self._focus: tuple[int, int] | None = None  # (query row, key column) once resolved
         self._focus_tokens: tuple = ()
+        self._chosen_by = "walkthrough"  # who chose the followed query: you, example, walkthrough
         self._head: int | None = None
         self._written_cell: tuple[int, int] | None = None
         self._written_head: int | None = None
@@ -59,6 +64,7 @@ class WalkthroughPanel(QWidget):
         self.setObjectName("walkthroughPanel")
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.title = QLabel()
+        self.title.setTextFormat(Qt.TextFormat.PlainText)  # "About this example: <name>"
         self.title.setObjectName("walkthroughTitle")
         font = self.title.font()
         font.setBold(True)
@@ -82,6 +88,8 @@ class WalkthroughPanel(QWidget):
         self.narration.setObjectName("walkthroughNarration")
         self.narration.setOpenLinks(False)
         self.narration.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.narration.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        self.narration.setMinimumHeight(self.fontMetrics().lineSpacing() * NARRATION_LINES)
         self.notice = QLabel()
         self.notice.setObjectName("walkthroughNotice")
         self.notice.setWordWrap(True)
@@ -132,6 +140,7 @@ class WalkthroughPanel(QWidget):
         """Start again at step 1, following the session's selected head and cell if set."""
         cell, head = self.session.selected_cell, self.session.selected_head
         self._focus = None if cell is None or cell == self._written_cell else tuple(cell)
+        self._chosen_by = "you" if self._focus is not None else "walkthrough"
         self._focus_tokens = ()
         # A trace computed before the restart may belong to the previous document: the first
         # new one picks the focus afresh unless the user chose a cell.
@@ -151,10 +160,21 @@ class WalkthroughPanel(QWidget):
         tokens = (trace.tokens, trace.kv_tokens)
         if self._focus_tokens and tokens != self._focus_tokens:
             self._focus = None  # a different sentence: pick a fresh focus
+        chosen_by = self._chosen_by
+        if self._focus is None:
+            chosen_by = "example"
+            self._chosen_by = "walkthrough"  # from now on the focus is kept, not chosen
         row, col = self._focus if self._focus is not None else self._example_focus()
         s = self.session
         self._steps = steps_for(
-            trace, row, col, head=self._head, name=s.name, description=s.description, notes=s.notes
+            trace,
+            row,
+            col,
+            head=self._head,
+            name=s.name,
+            description=s.description,
+            notes=s.notes,
+            chosen_by=chosen_by,
         )
         scores = next((st for st in self._steps if st.key == "scores"), None)
         if scores is not None:
@@ -181,8 +201,8 @@ class WalkthroughPanel(QWidget):
             before is None
             or after is None
             or (
-                (before.key, before.stage, before.head, before.cells)
-                != (after.key, after.stage, after.head, after.cells)
+                (before.key, before.stage, before.head, before.cells, before.selection)
+                != (after.key, after.stage, after.head, after.cells, after.selection)
             )
         )
         self._show(navigated=False, emit=moved)
@@ -231,9 +251,10 @@ class WalkthroughPanel(QWidget):
         if step.head != s.selected_head:
             self._written_head = step.head
             s.selected_head = step.head
-        if step.cells and step.cells[0] != s.selected_cell:
-            self._written_cell = step.cells[0]
-            s.selected_cell = step.cells[0]
+        cell = step.selection or (step.cells[0] if step.cells else None)
+        if cell is not None and cell != s.selected_cell:
+            self._written_cell = cell
+            s.selected_cell = cell
 
     # -- keyboard ----------------------------------------------------------------------------
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt API name

@@ -1,0 +1,49 @@
+"""The real MainWindow for pytest-qt tests, with a throwaway QSettings and recorded dialogs."""
+
+import pytest
+from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QMessageBox
+
+from attention_explorer.ui.main_window import MainWindow
+
+RECOMPUTE_MS = 5000
+
+
+@pytest.fixture
+def dialogs(monkeypatch):
+    """Record the window's message boxes instead of blocking on them (questions: Discard)."""
+    shown: list[tuple[str, str]] = []
+
+    def record(kind, answer):
+        def show(parent, title, text, *args, **kwargs):
+            shown.append((kind, text))
+            return answer
+
+        return show
+
+    monkeypatch.setattr(QMessageBox, "warning", record("warning", QMessageBox.StandardButton.Ok))
+    monkeypatch.setattr(
+        QMessageBox, "question", record("question", QMessageBox.StandardButton.Discard)
+    )
+    return shown
+
+
+@pytest.fixture
+def window(qtbot, tmp_path, dialogs):
+    """The real window on the starter session (4 tokens, 2 heads, causal, projection)."""
+    settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    win = MainWindow(session=None, settings=settings)
+    qtbot.addWidget(win)
+    win.show()
+    qtbot.waitExposed(win)
+    yield win
+    win.history.mark_clean()
+    win.live.shutdown()
+    win.close()
+
+
+def choose(combo, key) -> None:
+    """Pick the combo box item whose data is ``key``, as the user would from the list."""
+    index = combo.findData(key)
+    assert index >= 0, f"{key!r} is not offered"
+    combo.setCurrentIndex(index)
