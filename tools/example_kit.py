@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 
-from attention_explorer.engine.explain import format_number
+from attention_explorer.numbers import format_number
 from attention_explorer.run import compute_session
 from attention_explorer.session.file_format import FORMAT_NAME, FORMAT_VERSION, loads_session
 
@@ -19,8 +19,11 @@ CHECKPOINTS = "Checkpoint experiments"
 
 # -- helpers ----------------------------------------------------------------------------------
 def num(x: float, places: int = 4) -> str:
-    """One number as the notes print it (the engine's own formatting)."""
-    return format_number(float(x), places)
+    """One number as the notes print it (the app's formatter; tiny values stay exact, not ≈0)."""
+    x = float(x)
+    if x != 0 and abs(x) < 10**-places:
+        return f"{x:.{places - 1}e}"
+    return format_number(x, places)
 
 
 def vec(values, places: int = 4) -> str:

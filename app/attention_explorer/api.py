@@ -96,48 +96,13 @@ def resize(
     """
     from attention_explorer.session import resize as sizes
 
-    data = _data(session)
-    if d_model is not None:
-        data = sizes.set_d_model(data, d_model)
-    if heads is not None:
-        data = sizes.set_heads(data, heads)
-    if d_k is not None:
-        data = sizes.set_head_dim(data, d_k)
-    if kv_heads is not None:
-        data = _set_kv_heads(data, kv_heads)
-    if tokens is not None:
-        data = sizes.set_token_count(data, tokens)
+    data = sizes.resize(
+        _data(session), tokens=tokens, heads=heads, d_model=d_model, d_k=d_k, kv_heads=kv_heads
+    )
     if kv_tokens is not None:
         data = sizes.set_key_token_count(data, kv_tokens)
     data.config.validate(len(data.tokens), len(data.key_tokens))
     return data
-
-
-def _set_kv_heads(data: SessionData, kv_heads: int) -> SessionData:
-    """Grouped-query attention: ``kv_heads`` key/value heads shared by the query heads."""
-    from attention_explorer.engine import AttentionInputError
-    from attention_explorer.session.resize import _fit_heads, fit
-
-    config, inputs = data.config, data.inputs
-    if kv_heads < 1 or config.heads % kv_heads:
-        raise AttentionInputError(
-            "kv_heads", f"{kv_heads} must divide the {config.heads} query heads"
-        )
-    new = config.with_changes(kv_heads=kv_heads)
-    dk, dv, m = config.head_dim, config.value_dim, len(data.key_tokens)
-    if config.mode == "direct":
-        inputs = inputs.with_changes(
-            K=fit(inputs.K, (kv_heads, m, dk)), V=fit(inputs.V, (kv_heads, m, dv))
-        )
-    else:
-        dm = config.d_model
-        inputs = inputs.with_changes(
-            W_K=_fit_heads(inputs.W_K, dm, kv_heads, dk, dk),
-            W_V=_fit_heads(inputs.W_V, dm, kv_heads, dv, dv),
-            b_K=None,
-            b_V=None,
-        )
-    return data.with_changes(config=new, inputs=inputs)
 
 
 def compute(

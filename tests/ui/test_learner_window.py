@@ -239,3 +239,17 @@ def test_the_keyboard_cell_is_framed_in_the_dark_theme_too(qtbot, window):  # no
     assert distance(edge, highlight) < 100 and distance(edge, highlight) < distance(
         inside, highlight
     )
+
+
+def test_double_clicking_the_q_view_offers_direct_mode_and_opens_the_q_editor(
+    qtbot,
+    window,  # noqa: F811
+    monkeypatch,
+):
+    from PySide6.QtWidgets import QMessageBox
+
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Yes)
+    with qtbot.waitSignal(window.live.updated, timeout=RECOMPUTE_MS):
+        window.stages.view("V").edit_requested.emit(1, 0)  # what a double-click on V emits
+    assert window.session.config.mode == "direct"
+    assert window.matrices.current_array() == "V"

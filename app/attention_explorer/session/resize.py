@@ -17,8 +17,9 @@ import math
 
 import numpy as np
 
-from attention_explorer.engine import AttentionInputError, compute
+from attention_explorer.engine import AttentionInputError
 from attention_explorer.engine.config import divisors
+from attention_explorer.run import compute_session
 from attention_explorer.session.document import SessionData
 
 FILL_SEED = 7
@@ -345,7 +346,7 @@ def set_mode(data: SessionData, mode: str) -> SessionData:
     if mode == config.mode:
         return data
     if mode == "direct":
-        trace = compute(data.inputs, config, tokens=data.tokens, dtype="float64")
+        trace = compute_session(data, dtype="float64")
         group = config.heads // config.n_kv_heads
         kv_rows = list(range(0, config.heads, group))
         inputs = data.inputs.__class__(

@@ -48,6 +48,7 @@ class HeatmapView(QFrame):
     """
 
     cell_clicked = Signal(int, int)
+    edit_requested = Signal(int, int)
     export_requested = Signal(str, int)
     copy_requested = Signal(str, int)
     wanted_width_changed = Signal(int)
@@ -416,3 +417,5 @@ class HeatmapView(QFrame):
         cell = self._cell_at(event.scenePos())
         if event.button() == Qt.MouseButton.LeftButton and cell is not None:
             self.select_cell(*cell)
+            if event.double():
+                self.edit_requested.emit(*cell)

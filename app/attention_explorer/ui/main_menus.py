@@ -9,7 +9,7 @@ from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QApplication, QMenu
 
 from attention_explorer.ui.help_dialogs import show_about, show_formulas
-from attention_explorer.ui.preferences import DIVERGING_MAPS, SEQUENTIAL_MAPS
+from attention_explorer.ui.preferences import DIVERGING_MAPS, SCALES, SEQUENTIAL_MAPS
 
 
 @dataclass
@@ -137,6 +137,14 @@ def build_menus(window) -> Menus:
         DIVERGING_MAPS,
         prefs.diverging_colormap,
         lambda name, *_: setattr(prefs, "diverging_colormap", name),
+    )
+    _choice_menu(
+        window,
+        view,
+        "Colour scale for weights",
+        SCALES,
+        prefs.weights_scale,
+        lambda name, *_: setattr(prefs, "weights_scale", name),
     )
     _choice_menu(
         window,

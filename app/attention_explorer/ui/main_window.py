@@ -148,6 +148,10 @@ class MainWindow(QMainWindow):
         self.banner.try_requested.connect(self.apply_experiment)
         self.walkthrough.step_changed.connect(self._on_walk_step)
         self.stages.view("masked").cell_clicked.connect(self.toggle_mask_cell)
+        for name in ("Q", "K", "V"):  # a double-click asks to type into that matrix
+            self.stages.view(name).edit_requested.connect(
+                lambda *_cell, name=name: self.edit_typed_matrix(name)
+            )
         self.stages.export_requested.connect(self.export_view)
         self.stages.copy_requested.connect(self.copy_view)
         self.prefs.events.all.connect(lambda *_: self.prefs.save(self.settings))
@@ -163,12 +167,12 @@ class MainWindow(QMainWindow):
 
     def open_example(self, key: str) -> bool:
         """Load a worked example as a new, unsaved document."""
-        from attention_explorer.session.examples import load_example
+        from attention_explorer.api import example
 
         if not self.document.maybe_save():
             return False
         try:
-            data = load_example(key)
+            data = example(key)
         except (KeyError, SessionFileError) as exc:
             reason = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
             self.show_error(f"Could not open the example {key}: {reason}")
@@ -219,6 +223,12 @@ class MainWindow(QMainWindow):
             self.session.update(config=new.config, inputs=new.inputs)
         self.status.show("Direct mode: Q, K and V are now typed; every number was kept")
         return True
+
+    def edit_typed_matrix(self, name: str) -> bool:
+        """Bring Q, K or V into the editor, offering direct mode first in projection mode."""
+        if not self.offer_direct_mode(name):
+            return False
+        return self.matrices.show_array(name)
 
     def toggle_mask_cell(self, row: int, col: int) -> bool:
         """Under a custom mask, let query ``row`` see key ``col`` or hide it (one undo step).
@@ -301,6 +311,7 @@ class MainWindow(QMainWindow):
                 cmap=stage_cmap(stage, self.prefs),
                 name=self._export_name(),
                 show_values=self.prefs.show_values,
+                scale=self.prefs.weights_scale if stage == "weights" else "linear",
             )
         except ExportError as exc:
             self.status.show(f"Not copied: {exc}")
