@@ -17,7 +17,9 @@ with ``FFN(x) = GELU(x W_in + b_in) W_out + b_out``. The attention's X is ``h`` 
 
 from __future__ import annotations
 
+import contextlib
 import math
+from functools import lru_cache
 
 import numpy as np
 
@@ -25,6 +27,29 @@ from attention_explorer.engine import AttentionConfig, AttentionInputs, Backend,
 from attention_explorer.models.weights import ModelWeights
 
 _erf = np.frompyfunc(math.erf, 1, 1)
+
+
+@lru_cache(maxsize=1)
+def _blas_threads():
+    """threadpoolctl's controller of the loaded BLAS (numpy's), or None without threadpoolctl."""
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:
+        return None
+    return ThreadpoolController()
+
+
+def one_blas_thread():
+    """A context in which BLAS uses one thread.
+
+    A layer's products are small (``[n, 384] @ [384, 1536]``): with several BLAS threads they
+    spin-wait for each other, and on two busy cores all six MiniLM layers took 0.8 s instead
+    of 0.09 s (``python -m attention_explorer.models.bench`` shows both).
+    """
+    controller = _blas_threads()
+    if controller is None:
+        return contextlib.nullcontext()
+    return controller.limit(limits=1, user_api="blas")
 
 
 def layer_norm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float) -> np.ndarray:
@@ -46,7 +71,7 @@ def gelu(x: np.ndarray, kind: str) -> np.ndarray:
 def embed(w: ModelWeights, ids, type_ids) -> np.ndarray:
     """The input of layer 0: token + position (+ token type, LayerNorm for BERT). ``[n, d]``."""
     n = len(ids)
-    h = w.word[np.asarray(ids)] + w.position[:n]  # [n, d]
+    h = w.word[np.asarray(ids)].astype(np.float64) + w.position[:n]  # [n, d]
     if w.token_type is not None:
         h = h + w.token_type[np.asarray(type_ids)]  # [n, d]
     if w.ln_embed is not None:
@@ -111,13 +136,14 @@ def run_layers(
     """Run layers ``0 .. stop-1``; return the hidden state after them ``[n, d]`` and, with
     ``keep_weights``, each layer's attention weights ``[heads, n, n]``.
     """
-    h = embed(w, ids, type_ids)
     weights: list[np.ndarray] = []
     stages = ("weights", "output") if keep_weights else ("output",)
-    for layer in range(stop):
-        config, inputs = attention_parts(w, layer, attention_input(w, layer, h))
-        trace = compute(inputs, config, backend, dtype="float64", stages=stages)
-        if keep_weights:
-            weights.append(trace.stages["weights"])
-        h = _rest_of_layer(w, layer, h, trace.stages["output"])
+    with one_blas_thread():
+        h = embed(w, ids, type_ids)
+        for layer in range(stop):
+            config, inputs = attention_parts(w, layer, attention_input(w, layer, h))
+            trace = compute(inputs, config, backend, dtype="float64", stages=stages)
+            if keep_weights:
+                weights.append(trace.stages["weights"])
+            h = _rest_of_layer(w, layer, h, trace.stages["output"])
     return h, weights

@@ -59,7 +59,7 @@ class ModelWeights:
     max_positions: int
     eps: float
     activation: str  # "gelu" (erf) | "gelu_tanh"
-    word: np.ndarray  # [vocab, d]
+    word: np.ndarray  # [vocab, d], as stored (rows are cast to float64 when looked up)
     position: np.ndarray  # [max_positions, d]
     token_type: np.ndarray | None  # [types, d] (BERT)
     ln_embed: tuple[np.ndarray, np.ndarray] | None  # BERT's embedding LayerNorm
@@ -112,11 +112,16 @@ class _Tensors:
         self.prefixes = prefixes
         self.file = folder / "model.safetensors"
 
-    def __call__(self, key: str, transpose: bool = False) -> np.ndarray:
+    def __call__(self, key: str, transpose: bool = False, convert: bool = True) -> np.ndarray:
+        """The tensor ``key`` as float64 (``convert``), transposed to ``[in, out]`` if asked.
+
+        A transpose is a view: BLAS multiplies Fortran-ordered matrices without a copy.
+        """
         for prefix in self.prefixes:
             if prefix + key in self.raw:
-                value = np.asarray(self.raw[prefix + key], dtype=np.float64)
-                return np.ascontiguousarray(value.T) if transpose else value
+                value = self.raw[prefix + key]
+                value = np.asarray(value, dtype=np.float64) if convert else value
+                return value.T if transpose else value
         raise ModelError("files", f"{self.file} has no weight named {key!r}")
 
     def pair(self, key: str) -> tuple[np.ndarray, np.ndarray]:
@@ -162,7 +167,7 @@ def _bert(cfg: dict, t: _Tensors, name: str) -> ModelWeights:
         max_positions=int(cfg.get("max_position_embeddings", 512)),
         eps=float(cfg.get("layer_norm_eps", 1e-12)),
         activation="gelu" if act == "gelu" else "gelu_tanh",
-        word=t("embeddings.word_embeddings.weight"),
+        word=t("embeddings.word_embeddings.weight", convert=False),
         position=t("embeddings.position_embeddings.weight"),
         token_type=t("embeddings.token_type_embeddings.weight"),
         ln_embed=t.pair("embeddings.LayerNorm"),
@@ -202,7 +207,7 @@ def _gpt2(cfg: dict, t: _Tensors, name: str) -> ModelWeights:
         max_positions=int(cfg.get("n_positions", 1024)),
         eps=float(cfg.get("layer_norm_epsilon", 1e-5)),
         activation="gelu_tanh",
-        word=t("wte.weight"),
+        word=t("wte.weight", convert=False),
         position=t("wpe.weight"),
         token_type=None,
         ln_embed=None,
