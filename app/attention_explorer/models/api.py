@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -74,10 +75,10 @@ def _check_layer(loaded: LoadedModel, layer: object) -> int:
     return int(layer)
 
 
-def _run(loaded: LoadedModel, toks: Tokens, stop: int, backend, keep_weights: bool):
+def _run(loaded: LoadedModel, toks: Tokens, stop: int, backend, keep_weights: bool, progress=None):
     try:
         return run_layers(
-            loaded.weights, toks.ids, toks.type_ids, stop, _backend(backend), keep_weights
+            loaded.weights, toks.ids, toks.type_ids, stop, _backend(backend), keep_weights, progress
         )
     except AttentionInputError as exc:  # e.g. torch asked for but not installed
         raise ModelError("backend", str(exc)) from None
@@ -86,7 +87,7 @@ def _run(loaded: LoadedModel, toks: Tokens, stop: int, backend, keep_weights: bo
 def model_source_note(name: str, layer: int, text: str, causal: bool) -> str:
     """The provenance line a model session carries (and the UI shows after an edit)."""
     where = "the output of ln_1 (pre-LN)" if causal else "the hidden state (post-LN)"
-    return f"Layer {layer} of {name} on {text!r}. X is {where} that this layer's attention reads."
+    return f"Layer {layer} of {name} on “{text}”. X is {where} that this layer's attention reads."
 
 
 def from_model(
@@ -116,7 +117,6 @@ def from_model(
         inputs=inputs,
         name=f"{loaded.name}, layer {layer}",
         description=note,
-        notes=(("From a real model", note),),
         experiment={
             "model": {
                 "name": loaded.name,
@@ -129,10 +129,16 @@ def from_model(
 
 
 def model_attention(
-    model: str | os.PathLike | LoadedModel, text: str, backend: str | Backend = "numpy"
+    model: str | os.PathLike | LoadedModel,
+    text: str,
+    backend: str | Backend = "numpy",
+    progress: Callable[[int, int], None] | None = None,
 ) -> tuple[np.ndarray, tuple[str, ...]]:
-    """Every layer's attention weights ``[layers, heads, n, n]`` (float64) and the tokens."""
+    """Every layer's attention weights ``[layers, heads, n, n]`` (float64) and the tokens.
+
+    ``progress(layers_done, layers)`` is called after each layer.
+    """
     loaded = load_model(model)
     toks = loaded.tokenize(text)
-    _, weights = _run(loaded, toks, loaded.weights.n_layers, backend, keep_weights=True)
+    _, weights = _run(loaded, toks, loaded.weights.n_layers, backend, True, progress)
     return np.stack(weights), toks.tokens  # [layers, heads, n, n]

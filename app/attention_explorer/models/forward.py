@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+from collections.abc import Callable
 from functools import lru_cache
 
 import numpy as np
@@ -132,9 +133,12 @@ def run_layers(
     stop: int,
     backend: Backend | None = None,
     keep_weights: bool = False,
+    progress: Callable[[int, int], None] | None = None,
 ) -> tuple[np.ndarray, list[np.ndarray]]:
     """Run layers ``0 .. stop-1``; return the hidden state after them ``[n, d]`` and, with
     ``keep_weights``, each layer's attention weights ``[heads, n, n]``.
+
+    ``progress(done, stop)`` is called after each layer (for a progress bar).
     """
     weights: list[np.ndarray] = []
     stages = ("weights", "output") if keep_weights else ("output",)
@@ -146,4 +150,6 @@ def run_layers(
             if keep_weights:
                 weights.append(trace.stages["weights"])
             h = _rest_of_layer(w, layer, h, trace.stages["output"])
+            if progress is not None:
+                progress(layer + 1, stop)
     return h, weights

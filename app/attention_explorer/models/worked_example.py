@@ -27,7 +27,14 @@ def build() -> SessionData:
     session = from_model(MODEL, TEXT, layer=LAYER)
     stages = compute(session.inputs, session.config, dtype="float64", stages=("Q", "K", "V"))
     heads, d_k = session.config.heads, session.config.head_dim
+    note = (
+        "Where the numbers come from",
+        f"all-MiniLM-L6-v2 read the sentence up to layer {LAYER}; this layer's Q, K and V are "
+        "X W + b with the model's own weights. The walkthrough's answer about “it” and “cat” "
+        "is computed from these numbers as they are now.",
+    )
     return session.with_changes(
+        notes=(note,),
         config=AttentionConfig(mode="direct", heads=heads, d_model=heads * d_k, d_k=d_k, d_v=d_k),
         inputs=AttentionInputs(
             Q=stages.stages["Q"], K=stages.stages["K"], V=stages.stages["V"]
