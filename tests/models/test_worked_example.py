@@ -53,3 +53,16 @@ def test_the_shipped_numbers_are_the_models(minilm_folder):
     shipped = example_trace()
     np.testing.assert_allclose(shipped.stages["Q"], live.stages["Q"], rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(shipped.stages["weights"], live.stages["weights"], atol=1e-5)
+
+
+def test_focus_for_the_walkthrough_follows_the_example_and_the_numbers():
+    from attention_explorer.models.focus import focus_for
+
+    data = load_example("minilm-it-cat")
+    trace = example_trace(data)
+    focus = focus_for(trace, data.experiment)
+    assert (trace.tokens[focus.row], trace.kv_tokens[focus.col]) == ("it", "cat")
+    assert focus.head == heads_attending(trace, "it", "cat")[0].head
+    assert focus.sentence == focus_sentence(trace, "it", "cat")
+    assert focus_for(trace, {}) is None
+    assert focus_for(trace, {"focus": {"query": "it", "key": "dog"}}) is None

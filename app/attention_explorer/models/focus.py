@@ -66,3 +66,29 @@ def focus_sentence(trace: Trace, query: str = "it", key: str = "cat", top: int =
         f"In head {lead.head}, “{key}” gets {share} "
         f"({format_number(lead.weight * 100, 0, display=True)}% of the row of “{query}”)."
     )
+
+
+@dataclass(frozen=True)
+class Focus:
+    """Where the walkthrough should look for an example with ``experiment["focus"]``: the
+    query row, the key column, the head with most weight there, and the sentence to show."""
+
+    row: int
+    col: int
+    head: int
+    sentence: str
+
+
+def focus_for(trace: Trace, experiment: dict) -> Focus | None:
+    """The walkthrough focus an example asks for (``{"focus": {"query": "it", "key": "cat"}}``),
+    computed from ``trace`` (the live numbers); None when it asks for none or a token is absent.
+    """
+    wanted = experiment.get("focus") if isinstance(experiment, dict) else None
+    if not isinstance(wanted, dict):
+        return None
+    query, key = str(wanted.get("query", "")), str(wanted.get("key", ""))
+    ranked = heads_attending(trace, query, key)
+    if not ranked:
+        return None
+    row, col = find_token(trace.tokens, query), find_token(trace.kv_tokens, key)
+    return Focus(row, col, ranked[0].head, focus_sentence(trace, query, key))
