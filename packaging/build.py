@@ -128,7 +128,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--distpath", type=Path, default=ROOT / "dist")
     parser.add_argument("--workpath", type=Path, default=ROOT / "build" / "pyinstaller")
     parser.add_argument("--no-archive", action="store_true", help="only the folder")
-    parser.add_argument("--smoke", action="store_true", help="run --version and --self-test")
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="run --version, --self-test and (with the MiniLM weights package) model",
+    )
     args = parser.parse_args(argv)
 
     version = package_version()
@@ -139,9 +143,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"packed {archive} ({archive.stat().st_size / 1e6:.0f} MB)")
     if args.smoke:
         sys.path.insert(0, str(ROOT / "packaging"))
-        from smoke import smoke_test
+        from smoke import model_folder, smoke_test
 
-        return smoke_test(folder / executable_name(), version)
+        return smoke_test(folder / executable_name(), version, model_folder())
     return 0
 
 

