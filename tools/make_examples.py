@@ -49,6 +49,7 @@ def build_all() -> list[dict]:
         *experiments.checkpoints(),
         experiments.identical_embeddings(),
         basic.heads_not_dividing(toy),
+        basic.minilm_it_cat(),
     ]
     for d in docs:
         if not d["notes"]:

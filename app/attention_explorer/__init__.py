@@ -18,7 +18,19 @@ import types
 from attention_explorer._version import __version__
 
 #: The public functions, all defined in attention_explorer.api.
-API = ("load", "save", "example", "examples", "resize", "compute", "explain", "export", "show")
+API = (
+    "load",
+    "save",
+    "example",
+    "examples",
+    "resize",
+    "compute",
+    "explain",
+    "export",
+    "show",
+    "from_model",
+    "model_attention",
+)
 
 __all__ = ["__version__", *API]
 

@@ -165,6 +165,23 @@ def export(
     return export_stage(trace, stage, head, path, fmt, **options)
 
 
+def from_model(model, text: str, layer: int = 0, backend="numpy") -> SessionData:
+    """Layer ``layer`` of a real model (a Hugging Face folder or id) reading ``text``, as an
+    editable projection session that reproduces the model's attention; see
+    :func:`attention_explorer.models.from_model`. Needs the ``model`` extra."""
+    from attention_explorer.models import from_model as load_layer
+
+    return load_layer(model, text, layer=layer, backend=backend)
+
+
+def model_attention(model, text: str, backend="numpy"):
+    """Every layer's attention weights ``[layers, heads, n, n]`` (numpy) and the tokens, as
+    BertViz users know them; see :func:`attention_explorer.models.model_attention`."""
+    from attention_explorer.models import model_attention as all_layers
+
+    return all_layers(model, text, backend=backend)
+
+
 def _need_display() -> None:
     """Pictures are drawn with Qt: make sure an application exists (offscreen if headless)."""
     from attention_explorer.export.qt_app import ensure_gui_app

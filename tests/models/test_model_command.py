@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-import argparse
-
 import numpy as np
 
+from attention_explorer.cli import main
 from attention_explorer.engine import compute
 from attention_explorer.models import from_model
-from attention_explorer.models.command import add_model_parser
 from attention_explorer.session.file_format import load_session
 
 
 def run(*argv: str) -> int:
-    parser = argparse.ArgumentParser()
-    add_model_parser(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["model", *argv])
-    return args.func(args)
+    return main(["model", *argv])
 
 
 def test_out_writes_a_session_that_reproduces_the_layer(tmp_path, gpt2_folder, capsys):

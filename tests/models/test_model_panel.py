@@ -10,19 +10,17 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 
 from attention_explorer.models import from_model, model_attention
 from attention_explorer.ui.main_window import MainWindow
-from attention_explorer.ui.model_support import install_model_support
 
 TEXT = "the cat sat on the mat"
 
 
 @pytest.fixture
 def window(qtbot, tmp_path, monkeypatch):
-    """The real window with model support installed; message boxes answer "Discard"."""
+    """The real window with its Model dock shown; message boxes answer "Discard"."""
     monkeypatch.setattr(QMessageBox, "warning", lambda *a, **k: QMessageBox.StandardButton.Ok)
     monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Discard)
     settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
     win = MainWindow(session=None, settings=settings)
-    install_model_support(win)
     qtbot.addWidget(win)
     win.model_dock.show()
     win.show()
@@ -56,7 +54,7 @@ def test_open_model_is_in_the_file_menu(window):
     file_menu = window.menuBar().actions()[0].menu()
     texts = [a.text() for a in file_menu.actions()]
     assert texts.index("Open &Model…") == texts.index("&Open…") + 1
-    assert window.open_model_action.shortcut().toString() == "Ctrl+Shift+M"
+    assert window.menus.open_model.shortcut().toString() == "Ctrl+Shift+M"
 
 
 def test_load_shows_every_layer_and_head(qtbot, window, gpt2_folder):

@@ -57,6 +57,10 @@ def _command(name: str):
         from attention_explorer.cli.export_command import cmd_export
 
         return cmd_export
+    if name == "model":
+        from attention_explorer.cli.model_command import cmd_model
+
+        return cmd_model
     return {
         "compute": commands.cmd_compute,
         "explain": commands.cmd_explain,

@@ -15,7 +15,7 @@ from attention_explorer.stages import CATALOGUE
 
 PROG = "attention-explorer"
 #: The sub-commands; anything else that is not a file to open is an unknown command.
-COMMANDS = ("compute", "explain", "export", "examples")
+COMMANDS = ("compute", "explain", "export", "examples", "model")
 #: Stage names, in pipeline order, from the stage catalogue (pure Python, cheap to import).
 STAGE_NAMES = tuple(CATALOGUE)
 
@@ -148,7 +148,32 @@ def build_parser() -> OneLineParser:
     _add_explain(sub)
     _add_export(sub)
     sub.add_parser("examples", help="list the worked examples (and the starter)")
+    _add_model(sub)
     return parser
+
+
+def _add_model(sub) -> None:
+    p = sub.add_parser(
+        "model",
+        help="load one layer of a real pretrained model (BERT, MiniLM, GPT-2) as a session",
+        description="Tokenize TEXT with the model's own tokenizer, run the model up to LAYER, "
+        "and write that layer's attention (X, W_Q, W_K, W_V, W_O, biases) as an editable "
+        "session file, or print which token each head attends to most.",
+    )
+    p.add_argument(
+        "--model",
+        required=True,
+        metavar="DIR_OR_ID",
+        help="a folder with config.json, model.safetensors, tokenizer.json, or a hub id "
+        "(e.g. all-MiniLM-L6-v2) found locally or downloaded",
+    )
+    p.add_argument("--text", required=True, help="the sentence the model reads")
+    p.add_argument("--layer", type=int, default=0, help="which layer, from 0 (default 0)")
+    p.add_argument("--out", metavar="SESSION.json", help="write the session file here")
+    p.add_argument("--backend", choices=("numpy", "torch"), default="numpy")
+    p.add_argument(
+        "--device", default="cpu", help="cpu (default), or with --backend torch: cuda, cuda:N, mps"
+    )
 
 
 def build_gui_parser() -> OneLineParser:

@@ -25,6 +25,7 @@ class Menus:
     show_values: QAction
     recent: QMenu
     examples: QMenu
+    open_model: QAction
 
 
 def _action(window, menu: QMenu, text: str, slot, shortcut=None, tip: str = "") -> QAction:
@@ -70,6 +71,14 @@ def build_menus(window) -> Menus:
     file_menu = bar.addMenu("&File")
     _action(window, file_menu, "&New", doc.new, QKeySequence.StandardKey.New)
     _action(window, file_menu, "&Open…", lambda: doc.open(), QKeySequence.StandardKey.Open)
+    open_model = _action(
+        window,
+        file_menu,
+        "Open &Model…",
+        window.open_model,
+        "Ctrl+Shift+M",
+        "Load a real model (BERT, MiniLM, GPT-2) and explore its attention",
+    )
     recent = file_menu.addMenu("Open &Recent")
     save = _action(window, file_menu, "&Save", doc.save, QKeySequence.StandardKey.Save)
     _action(window, file_menu, "Save &As…", doc.save_as, QKeySequence.StandardKey.SaveAs)
@@ -160,7 +169,8 @@ def build_menus(window) -> Menus:
     show_values.toggled.connect(lambda on: setattr(prefs, "show_values", bool(on)))
     view.addAction(show_values)
     view.addSeparator()
-    for dock in (window.controls_dock, window.heads_dock, window.walk_dock, window.arithmetic_dock):
+    docks = (window.controls_dock, window.heads_dock, window.walk_dock, window.arithmetic_dock)
+    for dock in (*docks, window.model_dock):
         view.addAction(dock.toggleViewAction())
 
     examples = bar.addMenu("E&xamples")
@@ -176,7 +186,9 @@ def build_menus(window) -> Menus:
     help_menu = bar.addMenu("&Help")
     _action(window, help_menu, "&Formula reference", partial(show_formulas, window), "F1")
     _action(window, help_menu, "&About", partial(show_about, window))
-    return Menus(undo, redo, save, export, next_step, back_step, show_values, recent, examples)
+    return Menus(
+        undo, redo, save, export, next_step, back_step, show_values, recent, examples, open_model
+    )
 
 
 def _fill_examples(window, menu: QMenu) -> None:

@@ -30,6 +30,7 @@ from attention_explorer.ui.heads_grid import HeadsGrid
 from attention_explorer.ui.live_trace import LiveTrace
 from attention_explorer.ui.main_menus import build_menus
 from attention_explorer.ui.matrix_panel import MatrixPanel
+from attention_explorer.ui.model_panel import ModelPanel
 from attention_explorer.ui.preferences import ViewPreferences
 from attention_explorer.ui.stage_panel import StagePanel
 from attention_explorer.ui.status_line import StatusLine
@@ -76,6 +77,7 @@ class MainWindow(QMainWindow):
         self.walkthrough = WalkthroughPanel(s, live)
         self.controls = ControlsPanel(s, h)
         self.arithmetic = CellArithmetic(s, live)
+        self.model_panel = ModelPanel(self)
         live.updated.connect(self.status.end_paint)
 
         left = QWidget()
@@ -110,6 +112,10 @@ class MainWindow(QMainWindow):
         self.arithmetic_dock = self._dock(
             "Cell arithmetic", self.arithmetic, Qt.DockWidgetArea.BottomDockWidgetArea
         )
+        self.model_dock = self._dock(
+            "Model", self.model_panel, Qt.DockWidgetArea.RightDockWidgetArea
+        )
+        self.model_dock.hide()  # shown by File > Open Model… or View > Model
         self.splitDockWidget(self.walk_dock, self.heads_dock, Qt.Orientation.Horizontal)
         self.tabifyDockWidget(self.walk_dock, self.arithmetic_dock)
         self.walk_dock.raise_()
@@ -223,6 +229,12 @@ class MainWindow(QMainWindow):
             self.session.update(config=new.config, inputs=new.inputs)
         self.status.show("Direct mode: Q, K and V are now typed; every number was kept")
         return True
+
+    def open_model(self) -> bool:
+        """File > Open Model…: show the Model panel and ask for a model folder."""
+        self.model_dock.show()
+        self.model_dock.raise_()
+        return self.model_panel.choose_folder()
 
     def edit_typed_matrix(self, name: str) -> bool:
         """Bring Q, K or V into the editor, offering direct mode first in projection mode."""

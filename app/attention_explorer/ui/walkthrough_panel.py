@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from attention_explorer.models.focus import focus_for
 from attention_explorer.session.model import Session
 from attention_explorer.ui.live_trace import LiveTrace
 from attention_explorer.walkthrough import WalkStep, steps_for
@@ -164,8 +165,17 @@ class WalkthroughPanel(QWidget):
         if self._focus is None:
             chosen_by = "example"
             self._chosen_by = "walkthrough"  # from now on the focus is kept, not chosen
-        row, col = self._focus if self._focus is not None else self._example_focus()
         s = self.session
+        notes = s.notes
+        named = focus_for(trace, s.experiment)  # an example that names tokens to follow
+        if named is not None:
+            notes = (*notes, ("From the live numbers", named.sentence))
+        if self._focus is not None:
+            row, col = self._focus
+        elif named is not None:
+            row, col, self._head = named.row, named.col, named.head
+        else:
+            row, col = self._example_focus()
         self._steps = steps_for(
             trace,
             row,
@@ -173,7 +183,7 @@ class WalkthroughPanel(QWidget):
             head=self._head,
             name=s.name,
             description=s.description,
-            notes=s.notes,
+            notes=notes,
             chosen_by=chosen_by,
         )
         scores = next((st for st in self._steps if st.key == "scores"), None)
