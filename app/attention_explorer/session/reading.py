@@ -18,6 +18,10 @@ _CHUNK = 1 << 20
 _BOM = b"\xef\xbb\xbf"
 
 
+def _size(count: int) -> str:
+    return f"{count >> 20} MiB" if count >= 1 << 20 else f"{count} bytes"
+
+
 def _kind(mode: int) -> str:
     if stat.S_ISDIR(mode):
         return "a folder"
@@ -30,9 +34,13 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def read_file_bytes(path: str | os.PathLike, limit: int = MAX_FILE_BYTES) -> bytes:
-    """The bytes of the regular file ``path``, at most ``limit`` of them, else SessionFileError."""
+def read_file_bytes(path: str | os.PathLike, limit: int | None = None) -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` of them, else SessionFileError.
+
+    ``limit`` defaults to :data:`MAX_FILE_BYTES`; it counts the bytes actually read.
+    """
     path = Path(path)
+    limit = MAX_FILE_BYTES if limit is None else limit
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
     try:
         fd = os.open(path, flags)  # O_NONBLOCK: opening a FIFO with no writer does not wait
@@ -55,7 +63,7 @@ def read_file_bytes(path: str | os.PathLike, limit: int = MAX_FILE_BYTES) -> byt
             chunks.append(chunk)
             total += len(chunk)
             if total > limit:
-                raise SessionFileError("", f"{path.name} is larger than {limit >> 20} MiB")
+                raise SessionFileError("", f"{path.name} is larger than {_size(limit)}")
     except OSError as exc:
         raise SessionFileError("", f"cannot read {path}: {exc.strerror or exc}") from None
     finally:
