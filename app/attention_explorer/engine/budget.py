@@ -2,12 +2,11 @@
 
 Fixed limits bound tokens, heads and widths; the estimated bytes of the trace (every per-head
 [n, m] stage kept, plus the mask and the working chunk) must fit in half of the memory that
-is free now. A refusal says what would fit.
+is available now (80% of MemAvailable on Linux). A refusal says what would fit.
 """
 
 from __future__ import annotations
 
-import math
 import os
 
 from attention_explorer.engine.config import AttentionConfig
@@ -16,12 +15,13 @@ from attention_explorer.engine.errors import AttentionInputError
 MAX_TOKENS = 16_384
 MAX_HEADS = 256
 MAX_D_MODEL = 16_384
-#: Share of the free memory a single trace may take.
-MEMORY_SHARE = 0.5
+#: Share of the available memory a single trace may take.
+MEMORY_SHARE = 0.8
 #: Per-head [n, m] stages a full trace keeps: scores, scaled, masked, weights.
 SQUARE_STAGES_KEPT = 4
-#: Score elements alive at once while computing (engine.compute.CHUNK_ELEMENTS, float64).
-WORKING_BYTES = 16 * 1024 * 1024 * 8 * 3
+#: Score elements alive at once while computing (engine.compute.CHUNK_ELEMENTS): two float64
+#: temporaries of a chunk.
+WORKING_BYTES = 16 * 1024 * 1024 * 8 * 2
 
 _ITEMSIZE = {"float32": 4, "float64": 8}
 
@@ -50,11 +50,23 @@ def trace_bytes(config: AttentionConfig, n_queries: int, n_keys: int, heads_kept
     mask = cells  # [n, m] bool
     dk, dv = config.head_dim, config.value_dim
     vectors = (n_queries + n_keys) * (config.heads * (dk + dv) + 2 * config.d_model) * item
-    return square + mask + vectors + min(WORKING_BYTES, 3 * cells * 8)
+    return square + mask + vectors + min(WORKING_BYTES, 2 * cells * 8)
 
 
 def _gib(count: int) -> str:
     return f"{count / 2**30:.1f} GiB" if count >= 2**30 else f"{count / 2**20:.0f} MiB"
+
+
+def _tokens_that_fit(config: AttentionConfig, kept: int, dtype: str, allowed: int) -> int:
+    """The most tokens (queries = keys) whose trace fits in ``allowed`` bytes (bisection)."""
+    low, high = 0, MAX_TOKENS
+    while low < high:
+        mid = (low + high + 1) // 2
+        if trace_bytes(config, mid, mid, kept, dtype) <= allowed:
+            low = mid
+        else:
+            high = mid - 1
+    return low
 
 
 def _limit(name: str, value: int, most: int, what: str) -> None:
@@ -86,11 +98,10 @@ def check_budget(config: AttentionConfig, n_queries: int, n_keys: int, *,
     allowed = int(free * MEMORY_SHARE)
     if need <= allowed:
         return
-    per_cell = kept * SQUARE_STAGES_KEPT * _ITEMSIZE.get(dtype, 8) + 1 + 24
-    fits = max(1, math.isqrt(max(0, allowed) // per_cell))
+    fits = _tokens_that_fit(config, kept, dtype, allowed)
     raise AttentionInputError(
         "tokens",
         f"{n_queries} x {n_keys} tokens with {kept} head(s) need about {_gib(need)}, more than "
-        f"the {_gib(allowed)} this machine can spare now; about {min(fits, MAX_TOKENS)} tokens "
+        f"the {_gib(allowed)} this machine can spare now; about {fits} tokens "
         f"fit with {kept} head(s)",
     )
