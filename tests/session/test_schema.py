@@ -115,3 +115,23 @@ def test_deep_nesting_is_refused():
     with pytest.raises(SessionFileError, match="nested too deeply"):
         loads_session('{"format": "attention-explorer-session", "version": 1, "x": '
                       + "[" * 100_000 + "]" * 100_000 + "}")  # fmt: skip
+
+
+def test_size_cap_counts_the_bytes_read(tmp_path, monkeypatch):
+    from attention_explorer.session import load_session, reading
+
+    path = tmp_path / "big.json"
+    path.write_bytes(SAMPLE.read_bytes() + b" " * 4096)  # valid JSON, padded past the cap
+    monkeypatch.setattr(reading, "MAX_FILE_BYTES", 2048)
+    with pytest.raises(SessionFileError, match="larger than 2048 bytes"):
+        load_session(path)
+    monkeypatch.setattr(reading, "MAX_FILE_BYTES", 64 * 1024)
+    assert load_session(path).tokens == ("I", "love", "pizza")
+
+
+def test_session_from_dict_refuses_what_json_cannot_hold():
+    from attention_explorer.session.file_format import session_from_dict
+
+    with pytest.raises(SessionFileError, match="not a JSON document"):
+        session_from_dict({**sample(), "name": object()})
+    assert session_from_dict(sample()).tokens == ("I", "love", "pizza")
