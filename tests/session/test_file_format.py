@@ -61,7 +61,7 @@ def test_round_trip_keeps_every_number(tmp_path):
         ({"tokens": ["I", 3, "pizza"]}, "tokens[1]"),
         ({"config": {"heads": "one"}}, "config.heads"),
         ({"config": {"colour": 1}}, "config.colour"),
-        ({"config": {"mask": "diagonal"}}, "mask"),
+        ({"config": {"mask": "diagonal"}}, "config.mask"),
     ],
 )
 def test_bad_fields_are_named(change, where):
@@ -114,7 +114,7 @@ def test_failed_save_leaves_the_old_file_and_no_temporary(tmp_path, monkeypatch)
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr("attention_explorer.session.file_format.os.replace", broken_replace)
-    with pytest.raises(SessionFileError, match="No space left"):
+    with pytest.raises(SessionFileError, match="disk is full"):
         save_session(path, starter_session())
     assert path.read_text() == "original"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.json"]

@@ -16,8 +16,21 @@ MODES = ("direct", "projection")
 
 
 def divisors(n: int) -> list[int]:
-    """All positive divisors of ``n``, increasing: ``divisors(12) == [1, 2, 3, 4, 6, 12]``."""
-    return [d for d in range(1, n + 1) if n % d == 0] if n > 0 else []
+    """All positive divisors of ``n``, increasing: ``divisors(12) == [1, 2, 3, 4, 6, 12]``.
+
+    Costs O(sqrt(n)) steps (pairs d, n // d), so a prime near 10**9 takes milliseconds.
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        return []
+    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
+    large = [n // d for d in reversed(small) if d * d != n]
+    return small + large
+
+
+def divisors_near(n: int, near: int, count: int = 6) -> list[int]:
+    """At most ``count`` divisors of ``n`` closest to ``near``, increasing (for suggestions)."""
+    found = divisors(n) if n <= 10**12 else [1, n]  # isqrt(10**12) = 10**6 steps at most
+    return sorted(sorted(found, key=lambda d: (abs(d - near), d))[:count])
 
 
 def _choice(name: str, value: str, options: tuple[str, ...]) -> None:
@@ -122,14 +135,14 @@ class AttentionConfig:
             if getattr(self, name) is not None:
                 _positive_int(name, getattr(self, name))
         if self.mode == "projection" and self.d_k is None and self.d_model % self.heads:
-            options = ", ".join(str(d) for d in divisors(self.d_model))
+            options = ", ".join(str(d) for d in divisors_near(self.d_model, self.heads))
             raise AttentionInputError(
                 "heads",
                 f"d_model {self.d_model} is not divisible by {self.heads} heads; "
                 f"try {options}, or set d_k yourself",
             )
         if self.heads % self.n_kv_heads:
-            options = ", ".join(str(d) for d in divisors(self.heads))
+            options = ", ".join(str(d) for d in divisors_near(self.heads, self.n_kv_heads))
             raise AttentionInputError(
                 "kv_heads",
                 f"{self.heads} query heads cannot be shared evenly by {self.n_kv_heads} "

@@ -1,7 +1,9 @@
 """Atomic file writing: a temporary name in the same folder, then ``os.replace``.
 
 A crash, a full disk or any exception while writing never leaves a half-written file behind:
-the temporary file is removed and the destination is untouched.
+the temporary file is removed and the destination is untouched. Replacing a file keeps its
+permission bits (0644 stays 0644), and a symlink is written through: its target is replaced,
+the link stays a link.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import contextlib
 import errno
 import os
 import secrets
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
@@ -50,13 +53,20 @@ def atomic_file(path: str | os.PathLike) -> Iterator[BinaryIO]:
     """Open a temporary file next to ``path`` for binary writing; on success rename it to ``path``.
 
     On any exception the temporary file is deleted and the exception is re-raised (an OSError
-    becomes an :class:`ExportError`). The folder must exist and be writable. The new file gets
-    the usual permissions (0666 minus the umask), not the 0600 of ``tempfile``.
+    becomes an :class:`ExportError`). The folder must exist and be writable. A new file gets
+    the usual permissions (0666 minus the umask), not the 0600 of ``tempfile``; a replaced
+    file keeps its own. If ``path`` is a symlink, the file it points to is replaced.
     """
     target = Path(path).expanduser()
+    if target.is_symlink():
+        target = Path(os.path.realpath(target))  # write the file the link points to
     folder = check_folder(target.parent if str(target.parent) else ".")
     if target.is_dir():
         raise ExportError(f"{target} is a folder, not a file name")
+    try:
+        keep_mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
+    except OSError:
+        keep_mode = None  # a new file: 0666 minus the umask
     temp = folder / f".{target.name}.{secrets.token_hex(4)}{_TEMP_SUFFIX}"
     try:
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
@@ -66,6 +76,8 @@ def atomic_file(path: str | os.PathLike) -> Iterator[BinaryIO]:
         with os.fdopen(fd, "wb") as handle:
             yield handle
             handle.flush()
+            if keep_mode is not None and hasattr(os, "fchmod"):
+                os.fchmod(handle.fileno(), keep_mode)
             os.fsync(handle.fileno())
         os.replace(temp, target)
     except BaseException as exc:

@@ -1,6 +1,6 @@
-"""Session files: versioned JSON, validated on load with messages that name the JSON path.
+"""Session files: the one loader every way in uses (window, CLI, API, examples), and saving.
 
-Format (version 1)::
+Format (version 1; declared once in :mod:`session.schema`, published as a JSON Schema)::
 
     {"format": "attention-explorer-session", "version": 1,
      "name": "...", "description": "...",
@@ -11,119 +11,97 @@ Format (version 1)::
      "notes": [{"title": "...", "text": "..."}],
      "experiment": {"question": "...", "expect": "...", "try": {"heads": 3}}}
 
-Loading never uses pickle or eval. Saving is atomic (temporary file, then rename).
+d_model, d_k and d_v may be left out: they are read from the matrices' shapes (and checked
+against them when given). Every failure raises :class:`SessionFileError`, one line naming the
+JSON path. Loading never uses pickle or eval, costs O(size of the file) and checks the size
+budget (:mod:`engine.budget`) before the engine allocates anything. Saving is atomic.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
-import tempfile
+import re
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+import msgspec
 
 from attention_explorer.engine import AttentionConfig, AttentionInputError, AttentionInputs
-from attention_explorer.engine.config import MODES
-from attention_explorer.engine.inputs import DIRECT_NAMES, PROJECTION_NAMES, validate_inputs
+from attention_explorer.engine.budget import check_budget
+from attention_explorer.engine.inputs import resolve_config, validate_inputs
 from attention_explorer.session.document import SessionData
+from attention_explorer.session.errors import SessionFileError, path_of
+from attention_explorer.session.matrices import decode_matrix
+from attention_explorer.session.reading import MAX_FILE_BYTES, json_bytes, read_file_bytes
+from attention_explorer.session.schema import (
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    HEADER_DECODER,
+    OBJECT_AT,
+    SESSION_DECODER,
+    ConfigFields,
+    SessionFile,
+    field_names,
+    given,
+    session_json_schema,
+)
 
-FORMAT_NAME = "attention-explorer-session"
-FORMAT_VERSION = 1
-MAX_FILE_BYTES = 256 * 1024 * 1024
+__all__ = [
+    "FORMAT_NAME", "FORMAT_VERSION", "MAX_FILE_BYTES", "SessionFileError", "dumps_session",
+    "load_session", "loads_session", "save_session", "session_from_dict", "session_json_schema",
+    "session_to_dict",
+]  # fmt: skip
 
-
-class SessionFileError(ValueError):
-    """A session file that cannot be read; ``path`` is the JSON path of the problem."""
-
-    def __init__(self, path: str, message: str):
-        super().__init__(f"{path}: {message}" if path else message)
-        self.path = path
-        self.message = message
-
-
-_CONFIG_TYPES: dict[str, tuple[type, ...]] = {
-    "mode": (str,), "heads": (int,), "d_model": (int,), "d_k": (int, type(None)),
-    "d_v": (int, type(None)), "kv_heads": (int, type(None)), "mask": (str,),
-    "padded_keys": (list,), "custom_mask": (list, type(None)), "scale": (str,),
-    "scale_factor": (int, float), "temperature": (int, float), "normalizer": (str,),
-    "positional": (str,), "positional_seed": (int,), "attention": (str,),
-    "use_output_projection": (bool,),
-}  # fmt: skip
-
-
-def _array(path: str, value: Any) -> np.ndarray:
-    """A JSON nested list as a float64 array, refusing ragged or non-numeric data."""
-    if not isinstance(value, list):
-        raise SessionFileError(path, f"expected a list of numbers, got {type(value).__name__}")
-
-    def check(node: Any, where: str, depth_shape: list[int], level: int) -> None:
-        if isinstance(node, list):
-            if level == len(depth_shape):
-                depth_shape.append(len(node))
-            elif level > len(depth_shape) or depth_shape[level] != len(node):
-                raise SessionFileError(where, "rows have different lengths")
-            for k, child in enumerate(node):
-                check(child, f"{where}[{k}]", depth_shape, level + 1)
-        elif isinstance(node, bool) or not isinstance(node, (int, float)):
-            raise SessionFileError(where, f"expected a number, got {json.dumps(node)[:40]}")
-        else:
-            if level != len(depth_shape):
-                raise SessionFileError(where, "rows have different lengths")
-            if not math.isfinite(node):
-                raise SessionFileError(where, "only finite numbers work")
-
-    shape: list[int] = []
-    check(value, path, shape, 0)
-    return np.array(value, dtype=np.float64)
+_KNOWN_KEYS = {where: field_names(struct) for where, struct in OBJECT_AT.items()}
 
 
-def _config(raw: Any, mode: str) -> AttentionConfig:
-    if not isinstance(raw, dict):
-        raise SessionFileError("config", "expected an object of settings")
-    known = AttentionConfig.field_names()
-    values: dict[str, Any] = {"mode": mode}
-    for key, value in raw.items():
-        if key not in known:
-            raise SessionFileError(f"config.{key}", f"unknown setting; known: {', '.join(known)}")
-        types = _CONFIG_TYPES[key]
-        if isinstance(value, bool) and bool not in types:
-            raise SessionFileError(f"config.{key}", f"expected {types[0].__name__}, got {value}")
-        if not isinstance(value, types):
+#: A high-surrogate escape not followed by a low one, or a low one on its own.
+_LONE_SURROGATE = re.compile(
+    rb"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    rb"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
+
+
+def _position(data: bytes, offset: int) -> str:
+    line = data.count(b"\n", 0, offset) + 1
+    column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
+    return f"line {line}, column {column}"
+
+
+def _decode(decoder: msgspec.json.Decoder, data: bytes):
+    """Run a msgspec decoder, turning every way it can fail into SessionFileError."""
+    try:
+        return decoder.decode(data)
+    except msgspec.ValidationError as exc:
+        raise SessionFileError(*path_of(str(exc), known=_KNOWN_KEYS)) from None
+    except msgspec.DecodeError as exc:
+        text = str(exc)
+        offset = int(text.rsplit("byte ", 1)[1].rstrip(")")) if "(byte " in text else len(data)
+        where = _position(data, min(offset, len(data)))
+        lone = _LONE_SURROGATE.search(data)
+        if lone or "surrogate" in text:
+            where = _position(data, lone.start()) if lone else where
             raise SessionFileError(
-                f"config.{key}", f"expected {types[0].__name__}, got {json.dumps(value)[:40]}"
-            )
-        if key == "padded_keys":
-            value = tuple(value)
-        elif key == "custom_mask" and value is not None:
-            value = tuple(tuple(bool(x) for x in row) for row in value)
-        elif key in ("scale_factor", "temperature"):
-            value = float(value)
-        values[key] = value
-    if "mode" in raw and raw["mode"] != mode:
-        raise SessionFileError("config.mode", f"says {raw['mode']!r} but inputs.mode is {mode!r}")
-    return AttentionConfig(**values)
+                "", f"invalid Unicode: a lone surrogate escape ({where})"
+            ) from None
+        for word in ("NaN", "Infinity", "-Infinity"):
+            if data.startswith(word.encode(), offset):
+                raise SessionFileError(
+                    "", f"{word} is not a number a session may hold ({where})"
+                ) from None
+        raise SessionFileError("", f"not valid JSON ({where})") from None
+    except RecursionError:
+        raise SessionFileError("", "lists or objects are nested too deeply") from None
 
 
-def _tokens(raw: Any, where: str) -> tuple[str, ...]:
-    if not isinstance(raw, list) or not raw:
-        raise SessionFileError(where, "expected a non-empty list of token names")
-    for k, t in enumerate(raw):
-        if not isinstance(t, str):
-            raise SessionFileError(f"{where}[{k}]", f"expected a string, got {json.dumps(t)[:40]}")
-    return tuple(raw)
-
-
-def session_from_dict(data: Any) -> SessionData:
-    """Validate a parsed JSON document and build a :class:`SessionData` from it."""
-    if not isinstance(data, dict):
-        raise SessionFileError("", "a session file is a JSON object")
-    if data.get("format") != FORMAT_NAME:
+def _check_header(data: bytes) -> None:
+    """Say "not a session file" or "newer version" before any other complaint."""
+    header = _decode(HEADER_DECODER, data)
+    if header.format != FORMAT_NAME:
         raise SessionFileError("format", f"expected {FORMAT_NAME!r}; is this a session file?")
-    version = data.get("version")
-    if not isinstance(version, int) or isinstance(version, bool):
+    version = header.version
+    if not isinstance(version, int):
         raise SessionFileError("version", "expected a whole number")
     if version > FORMAT_VERSION:
         raise SessionFileError(
@@ -131,36 +109,71 @@ def session_from_dict(data: Any) -> SessionData:
         )
     if version < 1:
         raise SessionFileError("version", f"{version} is not a known version")
-    raw_inputs = data.get("inputs")
-    if not isinstance(raw_inputs, dict):
-        raise SessionFileError("inputs", "expected an object with mode and matrices")
-    mode = raw_inputs.get("mode", "direct")
-    if mode not in MODES:
-        raise SessionFileError("inputs.mode", f"{mode!r} is not one of {', '.join(MODES)}")
-    config = _config(data.get("config", {}), mode)
-    allowed = DIRECT_NAMES if mode == "direct" else PROJECTION_NAMES
-    arrays: dict[str, np.ndarray] = {}
-    for key, value in raw_inputs.items():
-        if key == "mode":
-            continue
+
+
+def _config_values(fields: ConfigFields, mode: str, arrays: dict) -> dict[str, Any]:
+    """AttentionConfig keyword arguments: the file's settings, sizes inferred where omitted."""
+    values = given(fields)
+    if values.setdefault("mode", mode) != mode:
+        raise SessionFileError(
+            "config.mode", f"says {values['mode']!r} but inputs.mode is {mode!r}"
+        )
+    if "padded_keys" in values:
+        values["padded_keys"] = tuple(values["padded_keys"])
+    if values.get("custom_mask") is not None:
+        values["custom_mask"] = tuple(tuple(row) for row in values["custom_mask"])
+    for key in ("scale_factor", "temperature"):
+        if key in values:
+            values[key] = float(values[key])
+    if mode == "projection":
+        _infer_projection_sizes(values, arrays)
+    return values
+
+
+def _infer_projection_sizes(values: dict[str, Any], arrays: dict) -> None:
+    """d_model from X's columns, d_k from W_Q's and d_v from W_V's, where the file omits them."""
+    X, W_Q, W_V = arrays.get("X"), arrays.get("W_Q"), arrays.get("W_V")
+    if "d_model" not in values and X is not None and X.ndim == 2:
+        values["d_model"] = int(X.shape[1])
+    draft = AttentionConfig(**{k: v for k, v in values.items() if k not in ("d_k", "d_v")})
+    heads, kv = draft.heads, values.get("kv_heads") or draft.heads
+    if "d_k" not in values and W_Q is not None and W_Q.ndim == 2 and W_Q.shape[1] % heads == 0:
+        if W_Q.shape[1] // heads not in (0, draft.head_dim):
+            values["d_k"] = W_Q.shape[1] // heads
+    head_dim = values.get("d_k") or draft.head_dim
+    if "d_v" not in values and W_V is not None and W_V.ndim == 2 and W_V.shape[1] % kv == 0:
+        if W_V.shape[1] // kv not in (0, head_dim):
+            values["d_v"] = W_V.shape[1] // kv
+
+
+def _build(file: SessionFile) -> SessionData:
+    """SessionData from a decoded file: matrices, settings, then shapes, tokens and budget."""
+    mode = file.inputs.mode
+    raw_inputs = [k for k in field_names(type(file.inputs)) if k != "mode"]
+    raw_inputs = [k for k in raw_inputs if getattr(file.inputs, k) is not msgspec.UNSET]
+    allowed = ("Q", "K", "V", "W_O", "b_O") if mode == "direct" else (
+        "X", "X_kv", "W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O")  # fmt: skip
+    arrays = {}
+    for key in raw_inputs:
         if key not in allowed:
             raise SessionFileError(
                 f"inputs.{key}", f"not used in {mode} mode; expected {', '.join(allowed)}"
             )
-        array = _array(f"inputs.{key}", value)
+        array = decode_matrix(key, getattr(file.inputs, key))
         if mode == "direct" and key in ("Q", "K", "V") and array.ndim == 2:
-            array = array[None]  # a single head may be written as tokens x d
+            array = array[None]  # a single head may be written as tokens x d  # [1, n, d]
         arrays[key] = array
-    inputs = AttentionInputs(**arrays)
-    tokens = _tokens(data.get("tokens"), "tokens")
-    kv_tokens = _tokens(data["kv_tokens"], "kv_tokens") if "kv_tokens" in data else ()
+    tokens = tuple(file.tokens)
+    kv_tokens = tuple(file.kv_tokens) if file.kv_tokens is not msgspec.UNSET else ()
     try:
-        from attention_explorer.engine.inputs import resolve_config
-
+        config = AttentionConfig(**_config_values(file.config, mode, arrays))
+        inputs = AttentionInputs(**arrays)
         config = resolve_config(config, inputs)
         n, m = validate_inputs(config, inputs)
+        check_budget(config, n, m, heads_kept=1)  # every caller computes at least one head
     except AttentionInputError as exc:
-        raise SessionFileError(exc.field, exc.message) from None
+        field = exc.field if "." in exc.field or exc.field == "tokens" else f"config.{exc.field}"
+        raise SessionFileError(field, exc.message) from None
     if len(tokens) != n:
         raise SessionFileError(
             "tokens", f"expected {n} names (one per query row), got {len(tokens)}"
@@ -169,24 +182,45 @@ def session_from_dict(data: Any) -> SessionData:
         raise SessionFileError(
             "kv_tokens", f"expected {m} names (one per key), got {len(kv_tokens)}"
         )
-    notes = []
-    for k, note in enumerate(data.get("notes", [])):
-        if not isinstance(note, dict) or not isinstance(note.get("text"), str):
-            raise SessionFileError(f"notes[{k}]", 'expected {"title": ..., "text": ...}')
-        notes.append((str(note.get("title", "")), note["text"]))
-    experiment = data.get("experiment", {})
-    if not isinstance(experiment, dict):
-        raise SessionFileError("experiment", "expected an object")
     return SessionData(
-        tokens=tokens,
-        kv_tokens=kv_tokens,
-        config=config,
-        inputs=inputs,
-        name=str(data.get("name", "Untitled")),
-        description=str(data.get("description", "")),
-        notes=tuple(notes),
-        experiment=experiment,
-    )
+        tokens=tokens, kv_tokens=kv_tokens, config=config, inputs=inputs, name=file.name,
+        description=file.description, notes=tuple((note.title, note.text) for note in file.notes),
+        experiment=given(file.experiment),
+    )  # fmt: skip
+
+
+def load_session_bytes(data: bytes, name: str = "the file") -> SessionData:
+    """The one loader: validate the bytes of a session file and build its :class:`SessionData`."""
+    data = json_bytes(data, name)
+    _check_header(data)
+    return _build(_decode(SESSION_DECODER, data))
+
+
+def load_session(path: str | os.PathLike) -> SessionData:
+    """Read and validate a session file; raise :class:`SessionFileError` naming the problem."""
+    path = Path(path)
+    return load_session_bytes(read_file_bytes(path), path.name)
+
+
+def loads_session(text: str | bytes) -> SessionData:
+    """Parse session JSON text (strict JSON: no NaN or Infinity; a leading BOM is fine)."""
+    if isinstance(text, str):
+        try:
+            text = text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise SessionFileError(
+                "", f"invalid Unicode: a lone surrogate at character {exc.start}"
+            ) from None
+    return load_session_bytes(text)
+
+
+def session_from_dict(data: Any) -> SessionData:
+    """Validate a parsed JSON document (dicts, lists, strings, numbers) as a session."""
+    try:
+        encoded = msgspec.json.encode(data)
+    except (TypeError, ValueError, OverflowError, RecursionError, UnicodeEncodeError) as exc:
+        raise SessionFileError("", f"not a JSON document: {exc}") from None
+    return load_session_bytes(encoded)
 
 
 def session_to_dict(session: SessionData) -> dict:
@@ -214,57 +248,22 @@ def session_to_dict(session: SessionData) -> dict:
     return doc
 
 
-def load_session(path: str | os.PathLike) -> SessionData:
-    """Read and validate a session file; raise :class:`SessionFileError` naming the problem."""
-    path = Path(path)
-    try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise SessionFileError("", f"{path.name} is larger than {MAX_FILE_BYTES >> 20} MiB")
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SessionFileError("", f"{path} does not exist") from None
-    except UnicodeDecodeError:
-        raise SessionFileError("", f"{path.name} is not a text (UTF-8 JSON) file") from None
-    except OSError as exc:
-        raise SessionFileError("", f"cannot read {path}: {exc.strerror or exc}") from None
-    return loads_session(text)
-
-
-def loads_session(text: str) -> SessionData:
-    """Parse session JSON text (strict JSON: no NaN or Infinity)."""
-
-    def no_constants(name: str) -> None:
-        raise SessionFileError("", f"{name} is not a number a session may hold")
-
-    try:
-        data = json.loads(text, parse_constant=no_constants)
-    except json.JSONDecodeError as exc:
-        raise SessionFileError(
-            "", f"not valid JSON (line {exc.lineno}, column {exc.colno})"
-        ) from None
-    return session_from_dict(data)
-
-
 def dumps_session(session: SessionData) -> str:
     """The session as JSON text, matrices one row per line for readable diffs."""
     return json.dumps(session_to_dict(session), indent=1) + "\n"
 
 
 def save_session(path: str | os.PathLike, session: SessionData) -> Path:
-    """Write ``session`` atomically: a temporary file beside ``path``, then a rename."""
+    """Write ``session`` atomically (temporary file, then rename), keeping the file's mode and
+    writing through a symlink to its target; raise :class:`SessionFileError` on failure."""
+    from attention_explorer.export.atomic import atomic_file
+    from attention_explorer.export.errors import ExportError
+
     path = Path(path)
-    text = dumps_session(session)
-    folder = path.parent if str(path.parent) else Path(".")
-    if not folder.is_dir():
-        raise SessionFileError("", f"folder {folder} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    text = dumps_session(session).encode("utf-8")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        with atomic_file(path) as handle:
             handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise SessionFileError("", f"cannot write {path}: {exc.strerror or exc}") from None
+    except ExportError as exc:
+        raise SessionFileError("", str(exc)) from None
     return path

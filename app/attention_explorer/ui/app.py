@@ -28,12 +28,16 @@ def create_application():
 def run_app(session_path: str | None = None, example: str | None = None) -> int:
     """Open the window (on a session file or worked example, if given) and run the event loop."""
     app = create_application()
+    from PySide6.QtCore import QTimer
+
     from attention_explorer.ui.main_window import MainWindow
 
     window = MainWindow()
     window.show()
+    # Opened from the event loop, so the window is up first: a file that cannot be read shows a
+    # message box over the starter session instead of stopping the app before it starts.
     if session_path:
-        window.document.open(session_path)
+        QTimer.singleShot(0, lambda: window.document.open(session_path))
     elif example:
-        window.open_example(example)
+        QTimer.singleShot(0, lambda: window.open_example(example))
     return app.exec()

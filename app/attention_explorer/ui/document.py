@@ -75,6 +75,20 @@ class DocumentController(QObject):
         self._emit_title()
         self.replaced.emit()
 
+    def _replace_or_keep(self, data: SessionData, path: Path) -> bool:
+        """Replace the document; if a view refuses the new one, put the old one back."""
+        before, before_path = self.session.data(), self.path
+        try:
+            self.replace(data, path)
+        except Exception as exc:  # noqa: BLE001 - the window must keep the user's document
+            self.session.load(before)
+            self.history.clear()
+            self.path = before_path
+            self._emit_title()
+            self.error.emit(f"Could not open {path.name}: {exc}")
+            return False
+        return True
+
     def new(self) -> None:
         """Start over from the starter example, after asking about unsaved changes."""
         if self.maybe_save():
@@ -92,11 +106,12 @@ class DocumentController(QObject):
             path = chosen
         path = Path(path)
         try:
-            data = load_session(path)
+            data = load_session(path)  # every problem with the file is a SessionFileError
         except SessionFileError as exc:
             self.error.emit(f"Could not open {path.name}: {exc}")
             return False
-        self.replace(data, path)
+        if not self._replace_or_keep(data, path):
+            return False
         self.settings.setValue("last_folder", str(path.parent))
         self._remember(path)
         return True
@@ -122,8 +137,8 @@ class DocumentController(QObject):
     def _write(self, path: Path) -> bool:
         try:
             save_session(path, self.session.data())
-        except SessionFileError as exc:
-            self.error.emit(f"Could not save: {exc}")
+        except (SessionFileError, OSError) as exc:  # the document stays unsaved (title keeps *)
+            self.error.emit(f"Could not save {path.name}: {exc}")
             return False
         self.path = path
         self.history.mark_clean()

@@ -1,0 +1,107 @@
+"""The size budget: what a computation may ask for, checked before anything is allocated.
+
+Fixed limits bound tokens, heads and widths; the estimated bytes of the trace (every per-head
+[n, m] stage kept, plus the mask and the working chunk) must fit in half of the memory that
+is available now (80% of MemAvailable on Linux). A refusal says what would fit.
+"""
+
+from __future__ import annotations
+
+import os
+
+from attention_explorer.engine.config import AttentionConfig
+from attention_explorer.engine.errors import AttentionInputError
+
+MAX_TOKENS = 16_384
+MAX_HEADS = 256
+MAX_D_MODEL = 16_384
+#: Share of the available memory a single trace may take.
+MEMORY_SHARE = 0.8
+#: Per-head [n, m] stages a full trace keeps: scores, scaled, masked, weights.
+SQUARE_STAGES_KEPT = 4
+#: Score elements alive at once while computing (engine.compute.CHUNK_ELEMENTS): two float64
+#: temporaries of a chunk.
+WORKING_BYTES = 16 * 1024 * 1024 * 8 * 2
+
+_ITEMSIZE = {"float32": 4, "float64": 8}
+
+
+def available_memory() -> int | None:
+    """Bytes of memory free for a new allocation now (MemAvailable on Linux), or None if unknown."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def trace_bytes(config: AttentionConfig, n_queries: int, n_keys: int, heads_kept: int,
+                dtype: str = "float32") -> int:  # fmt: skip
+    """Estimated peak bytes of a trace keeping ``heads_kept`` heads' [n, m] stages."""
+    item = _ITEMSIZE.get(dtype, 8)
+    cells = n_queries * n_keys  # one [n, m] matrix
+    square = heads_kept * SQUARE_STAGES_KEPT * cells * item  # [s, n, m] x 4 stages
+    mask = cells  # [n, m] bool
+    dk, dv = config.head_dim, config.value_dim
+    vectors = (n_queries + n_keys) * (config.heads * (dk + dv) + 2 * config.d_model) * item
+    return square + mask + vectors + min(WORKING_BYTES, 2 * cells * 8)
+
+
+def _gib(count: int) -> str:
+    return f"{count / 2**30:.1f} GiB" if count >= 2**30 else f"{count / 2**20:.0f} MiB"
+
+
+def _tokens_that_fit(config: AttentionConfig, kept: int, dtype: str, allowed: int) -> int:
+    """The most tokens (queries = keys) whose trace fits in ``allowed`` bytes (bisection)."""
+    low, high = 0, MAX_TOKENS
+    while low < high:
+        mid = (low + high + 1) // 2
+        if trace_bytes(config, mid, mid, kept, dtype) <= allowed:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def _limit(name: str, value: int, most: int, what: str) -> None:
+    if value > most:
+        raise AttentionInputError(
+            name, f"{value} {what} is more than this app computes (at most {most})"
+        )
+
+
+def check_budget(config: AttentionConfig, n_queries: int, n_keys: int, *,
+                 heads_kept: int | None = None, dtype: str = "float32",
+                 available: int | None = None) -> None:  # fmt: skip
+    """Raise :class:`AttentionInputError` if the computation is beyond the budget.
+
+    ``heads_kept`` is how many heads' [n, m] stages the trace will hold (default: all);
+    ``available`` overrides the free memory measured now (bytes). Costs O(1).
+    """
+    _limit("tokens", n_queries, MAX_TOKENS, "query tokens")
+    _limit("tokens", n_keys, MAX_TOKENS, "key tokens")
+    _limit("heads", config.heads, MAX_HEADS, "heads")
+    _limit("d_model", config.d_model, MAX_D_MODEL, "d_model")
+    _limit("d_k", config.head_dim, MAX_D_MODEL, "d_k")
+    _limit("d_v", config.value_dim, MAX_D_MODEL, "d_v")
+    kept = config.heads if heads_kept is None else max(1, min(heads_kept, config.heads))
+    need = trace_bytes(config, n_queries, n_keys, kept, dtype)
+    free = available_memory() if available is None else available
+    if free is None:
+        return
+    allowed = int(free * MEMORY_SHARE)
+    if need <= allowed:
+        return
+    fits = _tokens_that_fit(config, kept, dtype, allowed)
+    raise AttentionInputError(
+        "tokens",
+        f"{n_queries} x {n_keys} tokens with {kept} head(s) need about {_gib(need)}, more than "
+        f"the {_gib(allowed)} this machine can spare now; about {fits} tokens "
+        f"fit with {kept} head(s)",
+    )
