@@ -178,3 +178,11 @@ def test_export_decimals_must_be_a_small_whole_number(capsys):
     with pytest.raises(SystemExit):
         main(["export", SAMPLE, "--decimals", "many"])
     assert "expected a whole number 0..12" in one_line_error(capsys, "attention-explorer export")
+
+
+def test_schema_command_prints_the_published_schema(capsys):
+    from pathlib import Path
+
+    assert main(["schema"]) == 0
+    published = Path(__file__).resolve().parents[2] / "resources" / "session.schema.json"
+    assert capsys.readouterr().out == published.read_text(encoding="utf-8")

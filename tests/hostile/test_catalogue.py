@@ -15,10 +15,10 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest  # noqa: E402
 from catalogue import CASES  # noqa: E402
 from PySide6.QtCore import QSettings  # noqa: E402
-from PySide6.QtWidgets import QMessageBox  # noqa: E402
 
 from attention_explorer.cli import main  # noqa: E402
 from attention_explorer.session import SessionFileError, load_session  # noqa: E402
+from attention_explorer.ui import dialogs as message_boxes
 
 #: A refusal must come quickly: the budget and the schema refuse before any real work.
 SECONDS_PER_REFUSAL = 5.0
@@ -85,7 +85,7 @@ def window(qapp, tmp_path_factory):
     shown: list[str] = []
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(
-            QMessageBox, "warning", lambda parent, title, text, *a, **k: shown.append(text)
+            message_boxes, "warning", lambda parent, title, text, *a, **k: shown.append(text)
         )
         ini = tmp_path_factory.mktemp("settings") / "s.ini"
         win = MainWindow(settings=QSettings(str(ini), QSettings.Format.IniFormat))

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from attention_explorer.session import SessionFileError, load_session, save_session
 from attention_explorer.session.starter import starter_session
+from attention_explorer.ui import dialogs as message_boxes
 
 
 def mode_of(path) -> int:
@@ -62,9 +63,11 @@ def window(qtbot, tmp_path, monkeypatch):
     from attention_explorer.ui.main_window import MainWindow
 
     shown: list[str] = []
-    monkeypatch.setattr(QMessageBox, "warning", lambda _p, _t, text, *_a, **_k: shown.append(text))
+    monkeypatch.setattr(
+        message_boxes, "warning", lambda _p, _t, text, *_a, **_k: shown.append(text)
+    )
     discard = QMessageBox.StandardButton.Discard  # closing never waits on "save changes?"
-    monkeypatch.setattr(QMessageBox, "question", lambda *_a, **_k: discard)
+    monkeypatch.setattr(message_boxes, "question", lambda *_a, **_k: discard)
     win = MainWindow(settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
     win.shown_messages = shown
     qtbot.addWidget(win)

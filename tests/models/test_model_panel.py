@@ -9,6 +9,7 @@ from PySide6.QtCore import QEvent, QPointF, QSettings, Qt
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from attention_explorer.models import from_model, model_attention
+from attention_explorer.ui import dialogs as message_boxes
 from attention_explorer.ui.main_window import MainWindow
 
 TEXT = "the cat sat on the mat"
@@ -17,8 +18,10 @@ TEXT = "the cat sat on the mat"
 @pytest.fixture
 def window(qtbot, tmp_path, monkeypatch):
     """The real window with its Model dock shown; message boxes answer "Discard"."""
-    monkeypatch.setattr(QMessageBox, "warning", lambda *a, **k: QMessageBox.StandardButton.Ok)
-    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Discard)
+    monkeypatch.setattr(message_boxes, "warning", lambda *a, **k: QMessageBox.StandardButton.Ok)
+    monkeypatch.setattr(
+        message_boxes, "question", lambda *a, **k: QMessageBox.StandardButton.Discard
+    )
     settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
     win = MainWindow(session=None, settings=settings)
     qtbot.addWidget(win)

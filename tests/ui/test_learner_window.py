@@ -11,6 +11,7 @@ from window_fixtures import RECOMPUTE_MS, choose, dialogs, window  # noqa: F401
 from attention_explorer.numbers import format_number
 from attention_explorer.session import resize, starter_session
 from attention_explorer.stages import title as stage_title
+from attention_explorer.ui import dialogs as message_boxes
 
 
 def open_example(qtbot, window, key):  # noqa: F811
@@ -152,7 +153,7 @@ def test_typing_q_in_projection_mode_offers_direct_mode_keeping_every_number(
         asked.append(args[2])
         return QMessageBox.StandardButton.Yes
 
-    monkeypatch.setattr(QMessageBox, "question", yes)
+    monkeypatch.setattr(message_boxes, "question", yes)
     with qtbot.waitSignal(window.live.updated, timeout=RECOMPUTE_MS):
         assert window.offer_direct_mode("K")
     after = window.live.trace
@@ -248,7 +249,7 @@ def test_double_clicking_the_q_view_offers_direct_mode_and_opens_the_q_editor(
 ):
     from PySide6.QtWidgets import QMessageBox
 
-    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Yes)
+    monkeypatch.setattr(message_boxes, "question", lambda *a, **k: QMessageBox.StandardButton.Yes)
     with qtbot.waitSignal(window.live.updated, timeout=RECOMPUTE_MS):
         window.stages.view("V").edit_requested.emit(1, 0)  # what a double-click on V emits
     assert window.session.config.mode == "direct"

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QMessageBox  # noqa: E402
 
 from attention_explorer.engine import compute  # noqa: E402
 from attention_explorer.export.numbers import read_csv_matrix  # noqa: E402
+from attention_explorer.ui import dialogs as message_boxes
 from attention_explorer.ui.export_all_dialog import ExportAllDialog  # noqa: E402
 from attention_explorer.ui.export_dialog import ExportDialog  # noqa: E402
 from attention_explorer.ui.main_window import MainWindow  # noqa: E402
@@ -39,8 +40,8 @@ def dialogs(monkeypatch):
         shown.append(("question", text))
         return QMessageBox.StandardButton.Discard
 
-    monkeypatch.setattr(QMessageBox, "warning", warning)
-    monkeypatch.setattr(QMessageBox, "question", question)
+    monkeypatch.setattr(message_boxes, "warning", warning)
+    monkeypatch.setattr(message_boxes, "question", question)
     return shown
 
 
@@ -576,7 +577,7 @@ def test_closing_with_unsaved_changes_asks_and_cancel_keeps_everything(qtbot, wi
             asked.append(text)
             return button
 
-        monkeypatch.setattr(QMessageBox, "question", question)
+        monkeypatch.setattr(message_boxes, "question", question)
 
     window.close()  # nothing edited yet: closes without a question
     assert asked == [] and not window.isVisible()

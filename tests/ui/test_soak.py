@@ -23,6 +23,7 @@ from PySide6.QtCore import QCoreApplication, QEvent, QSettings  # noqa: E402
 from PySide6.QtWidgets import QApplication, QMessageBox  # noqa: E402
 
 from attention_explorer.engine import compute  # noqa: E402
+from attention_explorer.ui import dialogs as message_boxes
 from attention_explorer.ui.main_window import MainWindow  # noqa: E402
 
 SEED = 20260101
@@ -55,8 +56,10 @@ def rss_bytes() -> int:
 
 @pytest.fixture
 def window(qtbot, tmp_path, monkeypatch):
-    monkeypatch.setattr(QMessageBox, "warning", lambda *a, **k: QMessageBox.StandardButton.Ok)
-    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Discard)
+    monkeypatch.setattr(message_boxes, "warning", lambda *a, **k: QMessageBox.StandardButton.Ok)
+    monkeypatch.setattr(
+        message_boxes, "question", lambda *a, **k: QMessageBox.StandardButton.Discard
+    )
     settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
     win = MainWindow(session=None, settings=settings)
     win.worker_busy = [False]  # LiveTrace.busy: True while a pass runs on the worker thread

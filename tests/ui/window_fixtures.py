@@ -4,6 +4,7 @@ import pytest
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QMessageBox
 
+from attention_explorer.ui import dialogs as message_boxes
 from attention_explorer.ui.main_window import MainWindow
 
 RECOMPUTE_MS = 5000
@@ -21,9 +22,9 @@ def dialogs(monkeypatch):
 
         return show
 
-    monkeypatch.setattr(QMessageBox, "warning", record("warning", QMessageBox.StandardButton.Ok))
+    monkeypatch.setattr(message_boxes, "warning", record("warning", QMessageBox.StandardButton.Ok))
     monkeypatch.setattr(
-        QMessageBox, "question", record("question", QMessageBox.StandardButton.Discard)
+        message_boxes, "question", record("question", QMessageBox.StandardButton.Discard)
     )
     return shown
 

@@ -65,6 +65,7 @@ def _command(name: str):
         "compute": commands.cmd_compute,
         "explain": commands.cmd_explain,
         "examples": commands.cmd_examples,
+        "schema": commands.cmd_schema,
     }[name]
 
 

@@ -77,3 +77,13 @@ def cmd_examples(args: argparse.Namespace) -> int:
     for info in found:
         print(f"{info.key:<{width}}{plain(info.title)}")
     return 0
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    """Print the JSON Schema of session files (the same text as resources/session.schema.json)."""
+    import json
+
+    from attention_explorer.session.file_format import session_json_schema
+
+    print(json.dumps(session_json_schema(), indent=1, sort_keys=True))
+    return 0

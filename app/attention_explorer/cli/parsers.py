@@ -15,7 +15,7 @@ from attention_explorer.stages import CATALOGUE
 
 PROG = "attention-explorer"
 #: The sub-commands; anything else that is not a file to open is an unknown command.
-COMMANDS = ("compute", "explain", "export", "examples", "model")
+COMMANDS = ("compute", "explain", "export", "examples", "model", "schema")
 #: Stage names, in pipeline order, from the stage catalogue (pure Python, cheap to import).
 STAGE_NAMES = tuple(CATALOGUE)
 
@@ -149,6 +149,9 @@ def build_parser() -> OneLineParser:
     _add_export(sub)
     sub.add_parser("examples", help="list the worked examples (and the starter)")
     _add_model(sub)
+    sub.add_parser(
+        "schema", help="print the JSON Schema of session files (for editors that validate)"
+    )
     return parser
 
 

@@ -22,6 +22,7 @@ import numpy as np
 
 from attention_explorer.engine import steps
 from attention_explorer.engine.backend import ArrayLib, Backend
+from attention_explorer.engine.budget import check_budget
 from attention_explorer.engine.config import AttentionConfig
 from attention_explorer.engine.errors import AttentionInputError, ComputeOverflow
 from attention_explorer.engine.inputs import AttentionInputs, resolve_config, validate_inputs
@@ -58,6 +59,7 @@ def compute(
     config = resolve_config(config, inputs)
     n, m = validate_inputs(config, inputs)
     plan = _plan(config, _stage_set(stages), _head_list(heads, config.heads), n, m)
+    check_budget(config, n, m, heads_kept=len(plan.selected), dtype=dtype)  # before allocating
     started = time.perf_counter()
     lib = ArrayLib(backend, dtype)
     notes: tuple[str, ...] = ()

@@ -15,7 +15,7 @@ from importlib.resources import files
 from pathlib import Path
 
 from attention_explorer.session.document import SessionData
-from attention_explorer.session.file_format import loads_session
+from attention_explorer.session.file_format import load_session_bytes
 
 PACKAGE = "attention_explorer.resources.examples"
 #: Where an example without a group is listed.
@@ -95,4 +95,4 @@ def load_example(key: str) -> SessionData:
 
     A damaged file raises :class:`~attention_explorer.session.file_format.SessionFileError`.
     """
-    return loads_session(_entry(key).read_text(encoding="utf-8"))
+    return load_session_bytes(_entry(key).read_bytes(), f"{key}.json")

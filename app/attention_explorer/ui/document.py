@@ -16,6 +16,7 @@ from attention_explorer.session import (
     save_session,
     starter_session,
 )
+from attention_explorer.ui import dialogs
 
 MAX_RECENT = 8
 FILE_FILTER = "Attention Explorer sessions (*.json);;All files (*)"
@@ -150,7 +151,7 @@ class DocumentController(QObject):
         """Ask what to do with unsaved changes; False means the user cancelled."""
         if not self.history.is_dirty:
             return True
-        answer = QMessageBox.question(
+        answer = dialogs.question(
             self.window,
             "Unsaved changes",
             f"Save the changes to {self.path.name if self.path else self.session.name}?",

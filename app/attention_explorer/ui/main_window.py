@@ -22,6 +22,7 @@ from attention_explorer.session import (
     resize,
     starter_session,
 )
+from attention_explorer.ui import dialogs
 from attention_explorer.ui.cell_arithmetic import CellArithmetic
 from attention_explorer.ui.controls_panel import ControlsPanel
 from attention_explorer.ui.document import DocumentController
@@ -166,10 +167,8 @@ class MainWindow(QMainWindow):
     # -- actions -----------------------------------------------------------------------------
     def show_error(self, text: str) -> None:
         """Show a problem in the status bar and a dialog; nothing in the session changes."""
-        from PySide6.QtWidgets import QMessageBox
-
         self.status.show(text, 15000)
-        QMessageBox.warning(self, "Attention Explorer", text)
+        dialogs.warning(self, "Attention Explorer", text)
 
     def open_example(self, key: str) -> bool:
         """Load a worked example as a new, unsaved document."""
@@ -214,7 +213,7 @@ class MainWindow(QMainWindow):
         """
         if self.session.config.mode == "direct":
             return True
-        answer = QMessageBox.question(
+        answer = dialogs.question(
             self,
             "Type Q, K and V directly?",
             f"In projection mode {array} is computed as X W_{array}, so it cannot be typed "
