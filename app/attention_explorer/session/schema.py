@@ -113,10 +113,22 @@ class Note(_Strict):
 
 
 class Focus(_Strict):
-    """The cell a worked example asks to follow."""
+    """The cell a worked example asks to follow: by index (``row``, ``col``) or by token
+    (``query``, ``key``: the first token with that name)."""
 
-    row: KeyIndex
-    col: KeyIndex
+    row: KeyIndex | UnsetType = UNSET
+    col: KeyIndex | UnsetType = UNSET
+    query: Name | UnsetType = UNSET
+    key: Name | UnsetType = UNSET
+
+
+class ModelOrigin(_Strict):
+    """Where a session loaded from a real model came from (``attention-explorer model``)."""
+
+    name: Name
+    text: Text
+    layer: Annotated[int, Meta(ge=0, le=10_000)]
+    folder: Text | UnsetType = UNSET
 
 
 class Experiment(_Strict):
@@ -128,6 +140,7 @@ class Experiment(_Strict):
     group: Name | UnsetType = UNSET
     order: Annotated[int, Meta(ge=0, le=10**9)] | UnsetType = UNSET
     focus: Focus | UnsetType = UNSET
+    model: ModelOrigin | UnsetType = UNSET
     #: ``try`` in the file (a Python keyword, hence the rename).
     try_: ConfigFields | UnsetType = msgspec.field(default=UNSET, name="try")
 
@@ -161,6 +174,7 @@ SESSION_DECODER = msgspec.json.Decoder(SessionFile)
 OBJECT_AT = {
     "": SessionFile, "config": ConfigFields, "inputs": InputFields, "notes": Note,
     "experiment": Experiment, "experiment.try": ConfigFields, "experiment.focus": Focus,
+    "experiment.model": ModelOrigin,
 }  # fmt: skip
 
 
