@@ -41,3 +41,12 @@ def test_errors_are_one_line_with_code_2(tmp_path, gpt2_folder, capsys):
     assert err.count("\n") == 1 and "layers 0..2" in err and "Traceback" not in err
     assert run("--model", str(tmp_path), "--text", "the cat") == 2
     assert "lacks config.json" in capsys.readouterr().err
+
+
+def test_summary_of_a_long_text_stays_bounded(gpt2_folder, capsys):
+    text = " ".join(["the cat sat"] * 5)  # about 20 tokens: over 16, within 24 positions
+    assert run("--model", str(gpt2_folder), "--text", text) == 0
+    out = capsys.readouterr().out
+    head_lines = [line for line in out.splitlines() if line.startswith("  head ")]
+    assert all(line.count("->") == 16 for line in head_lines)
+    assert "queries; --out writes every number" in out

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import argparse
 
+#: The summary shows at most this many queries per head (the file has every number).
+SHOWN_QUERIES = 16
+
 
 def summary_lines(session, weights) -> list[str]:
     """The printed summary: the model, the tokens, and each head's strongest key per token.
@@ -24,9 +27,13 @@ def summary_lines(session, weights) -> list[str]:
         "strongest key per query (head: query->key weight ...):",
     ]
     for head, rows in enumerate(weights):  # rows [n, n]
-        best = rows.argmax(axis=1)  # [n]
+        best = rows[:SHOWN_QUERIES].argmax(axis=1)  # [min(n, 16)]
         parts = [f"{tokens[i]}->{tokens[j]} {rows[i, j]:.2f}" for i, j in enumerate(best)]
         lines.append(f"  head {head}: " + ", ".join(parts))
+    if len(tokens) > SHOWN_QUERIES:
+        lines.append(
+            f"(the first {SHOWN_QUERIES} of {len(tokens)} queries; --out writes every number)"
+        )
     return lines
 
 
