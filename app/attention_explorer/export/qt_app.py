@@ -19,6 +19,19 @@ def needs_offscreen(environ: dict | None = None, platform: str | None = None) ->
     return not (env.get("DISPLAY") or env.get("WAYLAND_DISPLAY") or env.get("QT_QPA_PLATFORM"))
 
 
+#: Qt's font database warns once per font and script it cannot shape ("OpenType support missing
+#: for ..., script 11"): about 60 lines for the Hindi example on a system without a Devanagari
+#: font. The README says which font package to install; the lines themselves help nobody.
+QUIET_LOGGING_RULES = "qt.text.font.db=false"
+
+
+def quiet_font_warnings() -> None:
+    """Silence Qt's per-font shaping warnings (call before the first text is laid out)."""
+    from PySide6.QtCore import QLoggingCategory
+
+    QLoggingCategory.setFilterRules(QUIET_LOGGING_RULES)
+
+
 def ensure_gui_app():
     """Return the running QGuiApplication, creating one if there is none.
 
@@ -36,5 +49,6 @@ def ensure_gui_app():
         return existing
     if needs_offscreen():
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    quiet_font_warnings()
     _APP = QGuiApplication([sys.argv[0] if sys.argv and sys.argv[0] else "attention-explorer"])
     return _APP
