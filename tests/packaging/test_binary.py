@@ -24,6 +24,7 @@ def _load(name: str):
         f"_packaging_{name}", ROOT / "packaging" / f"{name}.py"
     )
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
 

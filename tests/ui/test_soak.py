@@ -217,6 +217,8 @@ def check_views(window, where: str) -> None:
     """Every visible stage view equals the engine's numbers; none holds NaN or inf."""
     s = window.session
     for view in map(window.stages.view, window.stages.shown_stages()):
+        if view.frame is None:  # a placeholder says why the stage is not there
+            continue
         assert np.isfinite(view.frame.image).all(), f"{where}: {view.stage} not finite"
     if window.live.error is not None:  # an invalid state: the views keep the last good trace
         return
