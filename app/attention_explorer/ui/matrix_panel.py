@@ -14,7 +14,11 @@ from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 from attention_explorer.session.history import History
 from attention_explorer.session.model import Session
 from attention_explorer.ui.matrix_editor import MatrixEditor
-from attention_explorer.ui.matrix_model import connect_until_destroyed, disconnect_all
+from attention_explorer.ui.matrix_model import (
+    MatrixModel,
+    connect_until_destroyed,
+    disconnect_all,
+)
 from attention_explorer.ui.preferences import ViewPreferences
 
 #: Per-head arrays of direct mode.
@@ -177,7 +181,8 @@ class MatrixPanel(QWidget):
         return pages
 
     def _make_editor(self, name: str, head: int | None) -> MatrixEditor:
-        editor = MatrixEditor(self.session, self.history, self.prefs, name, head, self)
+        model = MatrixModel(self.session, self.history, self.prefs, name, head)
+        editor = MatrixEditor(model, self)
         editor.model().input_error.connect(self.input_error)
         self._editors[(name, head)] = editor
         return editor
