@@ -23,8 +23,14 @@ from attention_explorer.ui import export_dialog_parts as parts
 from attention_explorer.ui.picture_options import PictureOptions
 
 #: Formats offered, with a short label each.
-ALL_FORMATS = (("png", "PNG"), ("svg", "SVG"), ("pdf", "PDF"), ("csv", "CSV"),
-               ("npy", "NPY"), ("npz", "NPZ (whole trace)"))  # fmt: skip
+ALL_FORMATS = (
+    ("png", "PNG"),
+    ("svg", "SVG"),
+    ("pdf", "PDF"),
+    ("csv", "CSV"),
+    ("npy", "NPY"),
+    ("npz", "NPZ (whole trace)"),
+)
 
 
 class ExportAllDialog(QDialog):
@@ -37,9 +43,10 @@ class ExportAllDialog(QDialog):
     def __init__(self, window: QWidget, trace_source, prefs, settings: QSettings, name: str = ""):
         super().__init__(window)
         self.setWindowTitle("Export every stage and head")
-        self.trace_source, self.prefs, self.settings, self.name = (
-            trace_source, prefs, settings, name,
-        )  # fmt: skip
+        self.trace_source = trace_source
+        self.prefs = prefs
+        self.settings = settings
+        self.name = name
         self.written: list[Path] = []
         remembered = str(settings.value("export/all_formats", "png,csv")).split(",")
         self.format_boxes: dict[str, QCheckBox] = {}
