@@ -40,6 +40,7 @@ from attention_explorer.engine import AttentionConfig, AttentionInputs, Backend
 from attention_explorer.engine.backend import torch_installed
 from attention_explorer.run import compute_session
 from attention_explorer.session.document import SessionData
+from attention_explorer.stages import CATALOGUE
 
 DEFAULT_SIZES = (4, 16, 64, 256, 1024, 4096)
 HEADS = 8
@@ -82,21 +83,9 @@ def make_case(n: int, seed: int = 0) -> tuple[AttentionConfig, AttentionInputs]:
 
 
 # -- hand-written references ----------------------------------------------------------------
-REFERENCE_STAGES = (
-    "X",
-    "Q",
-    "K",
-    "V",
-    "scores",
-    "scaled",
-    "mask",
-    "masked",
-    "weights",
-    "head_outputs",
-    "concat",
-    "output",
-)
-"""The stages both references return, in the order their ``every`` tuples list them."""
+#: The stages both references return, in pipeline order (the order of their ``every`` tuples):
+#: the catalogue's, less the positional and cross-attention inputs they do not use.
+REFERENCE_STAGES = tuple(s for s in CATALOGUE if s not in ("positions", "X_pos", "X_kv"))
 
 
 def reference_numpy(
