@@ -9,7 +9,7 @@ from attention_explorer.export.figure import Look, grid_figure, stage_figure
 
 
 def test_every_export_function_names_an_unknown_option(pizza, four_heads, tmp_path):
-    with pytest.raises(TypeError, match="unknown picture option cmapp; use title, name, cmap"):
+    with pytest.raises(TypeError, match="unknown picture option cmapp; use title, name, .*, dpi"):
         export_stage(pizza, "weights", 0, tmp_path / "w.png", cmapp="magma")
     with pytest.raises(TypeError, match="unknown picture option colour, tilte"):
         export_heads_grid(four_heads, tmp_path / "g.png", tilte="x", colour="red")

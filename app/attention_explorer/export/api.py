@@ -39,6 +39,10 @@ def _format(path: Path, fmt: str | None, allowed: tuple[str, ...]) -> str:
     return fmt
 
 
+#: The picture keywords the export functions take besides the :class:`Look` ones.
+_OWN_KEYWORDS = ("size", "dpi")
+
+
 def _write_picture(path: Path, fig: Figure, fmt: str, size: tuple[int, int], dpi: float) -> Path:
     from attention_explorer.export.targets import picture_bytes
 
@@ -92,7 +96,7 @@ def export_stage(
     file. Returns the path; raises :class:`ExportError` with a one-line message.
     """
     path = Path(path)
-    Look.from_options(look)  # an unknown keyword fails before anything else
+    Look.from_options(look, also=_OWN_KEYWORDS)  # an unknown keyword fails first
     fmt = _format(path, fmt, PICTURE_FORMATS + DATA_FORMATS)
     if fmt in DATA_FORMATS:
         return export_numbers(trace, stage, head, path, fmt)
@@ -117,7 +121,7 @@ def export_heads_grid(
     All panels share one colour scale and one colour bar. Options as :func:`export_stage`.
     """
     path = Path(path)
-    Look.from_options(look)  # an unknown keyword fails before anything else
+    Look.from_options(look, also=_OWN_KEYWORDS)  # an unknown keyword fails first
     fmt = _format(path, fmt, PICTURE_FORMATS)
     check_folder(path.parent)
     check_size(size, dpi)

@@ -144,9 +144,10 @@ class Look:
     scale: str = "linear"
 
     @classmethod
-    def from_options(cls, options: dict[str, object]) -> Look:
-        """The look named by keyword ``options``; TypeError names any unknown one."""
-        known = [f.name for f in fields(cls)]
+    def from_options(cls, options: dict[str, object], also: tuple[str, ...] = ()) -> Look:
+        """The look named by keyword ``options``; TypeError names any unknown one and lists
+        the known ones (``also``: the caller's own keywords, such as size and dpi)."""
+        known = [f.name for f in fields(cls)] + list(also)
         unknown = sorted(set(options) - set(known))
         if unknown:
             raise TypeError(f"unknown picture option {', '.join(unknown)}; use {', '.join(known)}")
