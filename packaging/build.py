@@ -50,9 +50,19 @@ def archive_name(version: str, with_torch: bool = False) -> str:
 def run_pyinstaller(distpath: Path, workpath: Path, with_torch: bool = False) -> Path:
     """Run PyInstaller on the spec; return the built folder ``distpath/attention-explorer``."""
     command = [
-        sys.executable, "-m", "PyInstaller", "--noconfirm", "--clean", "--log-level", "WARN",
-        "--distpath", str(distpath), "--workpath", str(workpath), str(SPEC),
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "PyInstaller",
+        "--noconfirm",
+        "--clean",
+        "--log-level",
+        "WARN",
+        "--distpath",
+        str(distpath),
+        "--workpath",
+        str(workpath),
+        str(SPEC),
+    ]
     env = dict(os.environ, ATTENTION_EXPLORER_WITH_TORCH="1" if with_torch else "0")
     subprocess.run(command, cwd=ROOT, env=env, check=True)
     folder = distpath / NAME

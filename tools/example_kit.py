@@ -44,6 +44,15 @@ def f64(array) -> list:
     return np.asarray(array, dtype=np.float64).tolist()
 
 
+def projection(digits, X, W_Q, W_K, W_V, W_O=None) -> dict:
+    """The ``inputs`` of a projection session, each matrix written by ``digits`` (f32 or f64)."""
+    inputs = {"mode": "projection", "X": digits(X), "W_Q": digits(W_Q), "W_K": digits(W_K)}
+    inputs["W_V"] = digits(W_V)
+    if W_O is not None:
+        inputs["W_O"] = digits(W_O)
+    return inputs
+
+
 def doc(
     key: str,
     *,

@@ -15,6 +15,7 @@ from example_kit import (
     f64,
     note,
     num,
+    projection,
     trace_of,
     vec,
 )
@@ -83,13 +84,7 @@ def numpy_from_scratch() -> dict:
         ),
         tokens=["t0", "t1", "t2", "t3"],
         config={"heads": 1, "d_model": 6, "d_k": 4, "d_v": 4},
-        inputs={
-            "mode": "projection",
-            "X": f64(x),
-            "W_Q": f64(w_q),
-            "W_K": f64(w_k),
-            "W_V": f64(w_v),
-        },
+        inputs=projection(f64, x, w_q, w_k, w_v),
     )
     return d
 
@@ -145,13 +140,7 @@ def pytorch_toy(toy) -> dict:
         ),
         tokens=["t0", "t1", "t2", "t3"],
         config={"heads": 1, "d_model": 16, "d_k": 8, "d_v": 8},
-        inputs={
-            "mode": "projection",
-            "X": f32(toy["X"]),
-            "W_Q": f32(W_q),
-            "W_K": f32(W_k),
-            "W_V": f32(W_v),
-        },
+        inputs=projection(f32, toy["X"], W_q, W_k, W_v),
     )
     t = trace_of(d)
     gap = float(np.abs(t.stage("weights", 0) - np.array(TOY_PRINTED)).max())
@@ -190,14 +179,7 @@ def pytorch_toy_multihead(toy, key: str, order: int, group: str) -> dict:
         ),
         tokens=["t0", "t1", "t2", "t3"],
         config={"heads": 4, "d_model": 16},
-        inputs={
-            "mode": "projection",
-            "X": f32(toy["X"]),
-            "W_Q": f32(W_q),
-            "W_K": f32(W_k),
-            "W_V": f32(W_v),
-            "W_O": f32(W_o),
-        },
+        inputs=projection(f32, toy["X"], W_q, W_k, W_v, W_o),
     )
     t = trace_of(d)
     gap = float(np.abs(t["output"] - toy["output"]).max())

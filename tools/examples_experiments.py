@@ -11,6 +11,7 @@ from example_kit import (
     doc,
     f64,
     note,
+    projection,
     trace_of,
     vec,
 )
@@ -288,13 +289,7 @@ def identical_embeddings() -> dict:
         ),
         tokens=tokens,
         config={"heads": 1, "d_model": 4},
-        inputs={
-            "mode": "projection",
-            "X": f64(X),
-            "W_Q": f64(W[0]),
-            "W_K": f64(W[1]),
-            "W_V": f64(W[2]),
-        },
+        inputs=projection(f64, X, *W),
         question="What happens if two tokens have identical embeddings and no positions?",
         expect=(
             "Both 'the' rows are identical, and so are both 'the' columns. Add "

@@ -40,6 +40,7 @@ from attention_explorer.engine import AttentionConfig, AttentionInputs, Backend
 from attention_explorer.engine.backend import torch_installed
 from attention_explorer.run import compute_session
 from attention_explorer.session.document import SessionData
+from attention_explorer.stages import CATALOGUE
 
 DEFAULT_SIZES = (4, 16, 64, 256, 1024, 4096)
 HEADS = 8
@@ -82,6 +83,11 @@ def make_case(n: int, seed: int = 0) -> tuple[AttentionConfig, AttentionInputs]:
 
 
 # -- hand-written references ----------------------------------------------------------------
+#: The stages both references return, in pipeline order (the order of their ``every`` tuples):
+#: the catalogue's, less the positional and cross-attention inputs they do not use.
+REFERENCE_STAGES = tuple(s for s in CATALOGUE if s not in ("positions", "X_pos", "X_kv"))
+
+
 def reference_numpy(
     inputs: AttentionInputs, config: AttentionConfig, one_head: bool = False
 ) -> dict[str, np.ndarray]:
@@ -113,20 +119,8 @@ def reference_numpy(
     head_outputs = weights @ V  # [h, n, d_v]
     concat = head_outputs.transpose(1, 0, 2).reshape(n, -1)  # [n, h*d_v]
     output = concat @ inputs.W_O.astype(f32)  # [n, d_model]
-    return {
-        "X": X,
-        "Q": Q,
-        "K": K,
-        "V": V,
-        "scores": scores,
-        "scaled": scaled,
-        "mask": allowed,
-        "masked": masked,
-        "weights": weights,
-        "head_outputs": head_outputs,
-        "concat": concat,
-        "output": output,
-    }
+    every = (X, Q, K, V, scores, scaled, allowed, masked, weights, head_outputs, concat, output)
+    return dict(zip(REFERENCE_STAGES, every, strict=True))
 
 
 def reference_torch(
@@ -160,21 +154,8 @@ def reference_torch(
     head_outputs = weights @ V  # [h, n, d_v]
     concat = head_outputs.permute(1, 0, 2).reshape(n, -1)  # [n, h*d_v]
     output = concat @ put(inputs.W_O)  # [n, d_model]
-    stages = {
-        "X": X,
-        "Q": Q,
-        "K": K,
-        "V": V,
-        "scores": scores,
-        "scaled": scaled,
-        "mask": allowed,
-        "masked": masked,
-        "weights": weights,
-        "head_outputs": head_outputs,
-        "concat": concat,
-        "output": output,
-    }
-    return {k: v.cpu().numpy() for k, v in stages.items()}
+    every = (X, Q, K, V, scores, scaled, allowed, masked, weights, head_outputs, concat, output)
+    return {k: v.cpu().numpy() for k, v in zip(REFERENCE_STAGES, every, strict=True)}
 
 
 # -- measuring -------------------------------------------------------------------------------

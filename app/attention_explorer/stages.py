@@ -63,41 +63,72 @@ class Stage:
         return (0.0, 1.0) if self.kind == "unit" else None
 
 
-def _stage(name, title, formula, per_head, rows, cols, kind, shrink="mean") -> Stage:
-    return Stage(name, title, formula, per_head, rows, cols, kind, shrink)
+# The axes of a stage's matrix, (rows, columns): what a row and a column stand for.
+_QUERY_DIMS = ("queries", "dimension")
+_KEY_DIMS = ("keys", "dimension")
+_QUERY_KEYS = ("queries", "keys")
+_QUERY_OUTPUTS = ("queries", "output dimension")
+
+
+def _shared(name, title, formula, axes, kind, shrink="mean") -> Stage:
+    """A stage with one matrix for all heads."""
+    return Stage(name, title, formula, False, *axes, kind, shrink)
+
+
+def _per_head(name, title, formula, axes, kind, shrink="mean") -> Stage:
+    """A stage with one matrix per head."""
+    return Stage(name, title, formula, True, *axes, kind, shrink)
 
 
 #: Every stage, in pipeline order.
 CATALOGUE: dict[str, Stage] = {
     s.name: s
     for s in (
-        _stage("X", "input X", "the token embeddings", False, "queries", "dimension", "free"),
-        _stage("positions", "positional encoding P", "P[i] for position i (sinusoidal or "
-               "learned)", False, "queries", "dimension", "signed"),
-        _stage("X_pos", "input with positions X + P", "X + P: what W_Q, W_K, W_V project",
-               False, "queries", "dimension", "free"),
-        _stage("X_kv", "key/value input X_kv", "embeddings of the key/value sequence",
-               False, "keys", "dimension", "free"),
-        _stage("Q", "queries Q", "Q = X W_Q (+ b_Q)", True, "queries", "dimension", "free"),
-        _stage("K", "keys K", "K = X W_K (+ b_K)", True, "keys", "dimension", "free"),
-        _stage("V", "values V", "V = X W_V (+ b_V)", True, "keys", "dimension", "free"),
-        _stage("scores", "QKᵀ scores", "q_i · k_j", True, "queries", "keys", "signed"),
-        _stage("scaled", "scaled scores", "q_i · k_j × scale ÷ temperature", True,
-               "queries", "keys", "signed"),
-        _stage("mask", "mask", "1 = may attend, 0 = hidden", False, "queries", "keys",
-               "unit", "max"),
-        _stage("masked", "masked scores", "scaled, or −∞ where the mask hides the key", True,
-               "queries", "keys", "signed"),
-        _stage("weights", "weights", "normaliser of each masked row", True, "queries",
-               "keys", "unit", "max"),
-        _stage("head_outputs", "head output A·V", "Σ_j weight_ij v_j", True, "queries",
-               "dimension", "free"),
-        _stage("concat", "concatenated heads", "[head_0 | head_1 | …]", False, "queries",
-               "dimension", "free"),
-        _stage("output", "output · W_O", "concat W_O (+ b_O)", False, "queries",
-               "output dimension", "free"),
+        _shared("X", "input X", "the token embeddings", _QUERY_DIMS, "free"),
+        _shared(
+            "positions",
+            "positional encoding P",
+            "P[i] for position i (sinusoidal or learned)",
+            _QUERY_DIMS,
+            "signed",
+        ),
+        _shared(
+            "X_pos",
+            "input with positions X + P",
+            "X + P: what W_Q, W_K, W_V project",
+            _QUERY_DIMS,
+            "free",
+        ),
+        _shared(
+            "X_kv",
+            "key/value input X_kv",
+            "embeddings of the key/value sequence",
+            _KEY_DIMS,
+            "free",
+        ),
+        _per_head("Q", "queries Q", "Q = X W_Q (+ b_Q)", _QUERY_DIMS, "free"),
+        _per_head("K", "keys K", "K = X W_K (+ b_K)", _KEY_DIMS, "free"),
+        _per_head("V", "values V", "V = X W_V (+ b_V)", _KEY_DIMS, "free"),
+        _per_head("scores", "QKᵀ scores", "q_i · k_j", _QUERY_KEYS, "signed"),
+        _per_head(
+            "scaled", "scaled scores", "q_i · k_j × scale ÷ temperature", _QUERY_KEYS, "signed"
+        ),
+        _shared("mask", "mask", "1 = may attend, 0 = hidden", _QUERY_KEYS, "unit", "max"),
+        _per_head(
+            "masked",
+            "masked scores",
+            "scaled, or −∞ where the mask hides the key",
+            _QUERY_KEYS,
+            "signed",
+        ),
+        _per_head(
+            "weights", "weights", "normaliser of each masked row", _QUERY_KEYS, "unit", "max"
+        ),
+        _per_head("head_outputs", "head output A·V", "Σ_j weight_ij v_j", _QUERY_DIMS, "free"),
+        _shared("concat", "concatenated heads", "[head_0 | head_1 | …]", _QUERY_DIMS, "free"),
+        _shared("output", "output · W_O", "concat W_O (+ b_O)", _QUERY_OUTPUTS, "free"),
     )
-}  # fmt: skip
+}
 
 
 def stage(name: str) -> Stage:

@@ -63,8 +63,10 @@ def test_no_traceback_in_a_real_process(tmp_path):
     bad.write_text('{"format": "attention-explorer-session", "version": 9}')
     run = subprocess.run(
         [sys.executable, "-m", "attention_explorer", "compute", str(bad)],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert run.returncode == 2
     assert "Traceback" not in run.stderr
     assert "version: 9 is newer" in run.stderr

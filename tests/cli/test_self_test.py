@@ -20,8 +20,11 @@ def _run(*args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "QT_QPA_PLATFORM"}
     return subprocess.run(
         [sys.executable, "-m", "attention_explorer", *args],
-        capture_output=True, text=True, timeout=120, env=env,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
 
 
 def test_self_test_passes_in_a_subprocess():

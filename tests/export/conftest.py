@@ -50,5 +50,6 @@ def pizza():
 @pytest.fixture
 def four_heads():
     """Four heads over six named tokens with a causal mask and an output projection."""
-    return make_trace(heads=4, n=6, d=3, mask="causal",
-                      tokens=["The", "cat", "sat", "on", "the", "mat"])  # fmt: skip
+    return make_trace(
+        heads=4, n=6, d=3, mask="causal", tokens=["The", "cat", "sat", "on", "the", "mat"]
+    )

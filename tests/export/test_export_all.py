@@ -22,12 +22,26 @@ def test_names_are_predictable(four_heads, tmp_path):
 
 
 def test_chosen_stages_heads_and_formats(four_heads, tmp_path):
-    written = export_all(four_heads, tmp_path, formats="svg,npy,npz", stages="weights,concat",
-                         heads=[1, 3], size=(600, 450))  # fmt: skip
-    assert sorted(p.name for p in written) == sorted([
-        "weights_head1.svg", "weights_head3.svg", "weights_grid.svg", "concat.svg",
-        "weights_head1.npy", "weights_head3.npy", "concat.npy", "trace.npz",
-    ])  # fmt: skip
+    written = export_all(
+        four_heads,
+        tmp_path,
+        formats="svg,npy,npz",
+        stages="weights,concat",
+        heads=[1, 3],
+        size=(600, 450),
+    )
+    assert sorted(p.name for p in written) == sorted(
+        [
+            "weights_head1.svg",
+            "weights_head3.svg",
+            "weights_grid.svg",
+            "concat.svg",
+            "weights_head1.npy",
+            "weights_head3.npy",
+            "concat.npy",
+            "trace.npz",
+        ]
+    )
 
 
 def test_single_head_has_no_grid_unless_asked(pizza, tmp_path):

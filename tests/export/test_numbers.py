@@ -61,8 +61,7 @@ def test_npy_round_trips(four_heads, tmp_path):
 def test_npz_holds_the_whole_trace_without_pickle(four_heads, tmp_path):
     path = export_trace_npz(four_heads, tmp_path / "trace.npz")
     with np.load(path, allow_pickle=False) as npz:
-        for name in ("Q", "K", "V", "scores", "scaled", "masked", "weights", "head_outputs",
-                     "concat", "output", "mask"):  # fmt: skip
+        for name in "Q K V scores scaled masked weights head_outputs concat output mask".split():
             np.testing.assert_array_equal(npz[name], four_heads[name])
         assert npz["weights"].shape == (4, 6, 6)
         assert list(npz["tokens"]) == list(four_heads.tokens)

@@ -35,11 +35,15 @@ def with_inputs(**inputs) -> str:
 def projection_text(**config) -> str:
     """A 2-token projection session with settings added to its config."""
     eye = [[1, 0], [0, 1]]
-    return json.dumps({
-        "format": "attention-explorer-session", "version": 1, "tokens": ["a", "b"],
-        "config": {"heads": 1, "d_model": 2, **config},
-        "inputs": {"mode": "projection", "X": eye, "W_Q": eye, "W_K": eye, "W_V": eye},
-    })  # fmt: skip
+    return json.dumps(
+        {
+            "format": "attention-explorer-session",
+            "version": 1,
+            "tokens": ["a", "b"],
+            "config": {"heads": 1, "d_model": 2, **config},
+            "inputs": {"mode": "projection", "X": eye, "W_Q": eye, "W_K": eye, "W_V": eye},
+        }
+    )
 
 
 def replace_in_sample(old: str, new: str) -> str:
@@ -52,11 +56,15 @@ def replace_in_sample(old: str, new: str) -> str:
 def long_direct(n: int) -> str:
     """A direct session of ``n`` tokens (d_k 1), beyond the token budget when n is large."""
     column = [[[0.5]] * n]
-    return json.dumps({
-        "format": "attention-explorer-session", "version": 1,
-        "tokens": [f"t{i}" for i in range(n)], "config": {"heads": 1},
-        "inputs": {"mode": "direct", "Q": column, "K": column, "V": column},
-    })  # fmt: skip
+    return json.dumps(
+        {
+            "format": "attention-explorer-session",
+            "version": 1,
+            "tokens": [f"t{i}" for i in range(n)],
+            "config": {"heads": 1},
+            "inputs": {"mode": "direct", "Q": column, "K": column, "V": column},
+        }
+    )
 
 
 def _text(content: str | bytes):

@@ -27,8 +27,16 @@ SECONDS_PER_REFUSAL = 5.0
 def test_the_catalogue_is_large_and_covers_every_class():
     classes = {kind for kind, _ in CASES.values()}
     assert len(CASES) >= 40
-    assert {"huge number", "deep structure", "wrong JSON type", "not a regular file",
-            "unbounded work", "too big", "loose types", "invalid Unicode"} <= classes  # fmt: skip
+    assert {
+        "huge number",
+        "deep structure",
+        "wrong JSON type",
+        "not a regular file",
+        "unbounded work",
+        "too big",
+        "loose types",
+        "invalid Unicode",
+    } <= classes
 
 
 @pytest.fixture

@@ -16,8 +16,10 @@ def run(*argv: str) -> int:
 
 def test_out_writes_a_session_that_reproduces_the_layer(tmp_path, gpt2_folder, capsys):
     out = tmp_path / "layer1.json"
-    assert run("--model", str(gpt2_folder), "--text", "the cat sat", "--layer", "1",
-               "--out", str(out)) == 0  # fmt: skip
+    assert (
+        run("--model", str(gpt2_folder), "--text", "the cat sat", "--layer", "1", "--out", str(out))
+        == 0
+    )
     assert "wrote" in capsys.readouterr().out
     saved = load_session(out)
     direct = from_model(gpt2_folder, "the cat sat", layer=1)

@@ -92,9 +92,13 @@ def built(tmp_path_factory):
     pytest.importorskip("PyInstaller")
     tmp = tmp_path_factory.mktemp("binary")
     command = [
-        sys.executable, str(ROOT / "packaging" / "build.py"),
-        "--distpath", str(tmp / "dist"), "--workpath", str(tmp / "work"),
-    ]  # fmt: skip
+        sys.executable,
+        str(ROOT / "packaging" / "build.py"),
+        "--distpath",
+        str(tmp / "dist"),
+        "--workpath",
+        str(tmp / "work"),
+    ]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     folder = tmp / "dist" / build.NAME
@@ -159,8 +163,13 @@ def test_archive_installs_a_menu_launcher_and_uninstalls(built, tmp_path):
     with tarfile.open(archive) as tar:
         names = set(tar.getnames())
         top = f"attention-explorer-{__version__}"
-        for member in ("attention-explorer/attention-explorer", "attention-explorer.desktop",
-                       "resources/icon.png", "resources/icon.svg", "install.sh"):  # fmt: skip
+        for member in (
+            "attention-explorer/attention-explorer",
+            "attention-explorer.desktop",
+            "resources/icon.png",
+            "resources/icon.svg",
+            "install.sh",
+        ):
             assert f"{top}/{member}" in names, member
         tar.extractall(tmp_path / "unpacked", filter="tar")
     home, data = tmp_path / "home", tmp_path / "home" / "share"

@@ -35,9 +35,15 @@ def test_projection_form_loads():
         "version": 1,
         "tokens": ["a", "b"],
         "config": {"heads": 1, "d_model": 2},
-        "inputs": {"mode": "projection", "X": [[1, 0], [0, 1]], "W_Q": [[1, 0], [0, 1]],
-                   "W_K": [[1, 0], [0, 1]], "W_V": [[1, 0], [0, 1]], "W_O": [[1, 0], [0, 1]]},
-    }  # fmt: skip
+        "inputs": {
+            "mode": "projection",
+            "X": [[1, 0], [0, 1]],
+            "W_Q": [[1, 0], [0, 1]],
+            "W_K": [[1, 0], [0, 1]],
+            "W_V": [[1, 0], [0, 1]],
+            "W_O": [[1, 0], [0, 1]],
+        },
+    }
     data = loads_session(json.dumps(doc))
     assert data.config.mode == "projection"
     trace = compute(data.inputs, data.config)

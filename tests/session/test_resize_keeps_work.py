@@ -45,10 +45,12 @@ def test_heads_change_keeps_the_biases():
     dm = data.config.d_model
     biased = data.with_changes(
         inputs=data.inputs.with_changes(
-            b_Q=np.linspace(-1, 1, dm), b_K=np.linspace(1, -1, dm), b_V=np.full(dm, 0.5),
+            b_Q=np.linspace(-1, 1, dm),
+            b_K=np.linspace(1, -1, dm),
+            b_V=np.full(dm, 0.5),
             b_O=np.arange(dm, dtype=float),
         )
-    )  # fmt: skip
+    )
     four = resize(biased, heads=4)
     for name in ("b_Q", "b_K", "b_V", "b_O"):
         np.testing.assert_array_equal(getattr(four.inputs, name), getattr(biased.inputs, name))

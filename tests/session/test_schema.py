@@ -40,11 +40,19 @@ def test_schema_names_every_setting_and_refuses_unknown_keys():
 def projection_doc(**config) -> dict:
     eye = [[1.0 if i == j else 0.0 for j in range(16)] for i in range(16)]
     return {
-        "format": "attention-explorer-session", "version": 1, "tokens": list("abcde"),
+        "format": "attention-explorer-session",
+        "version": 1,
+        "tokens": list("abcde"),
         "config": {"heads": 2, **config},
-        "inputs": {"mode": "projection", "X": [[float(i + j) for j in range(16)] for i in range(5)],
-                   "W_Q": eye, "W_K": eye, "W_V": eye, "W_O": eye},
-    }  # fmt: skip
+        "inputs": {
+            "mode": "projection",
+            "X": [[float(i + j) for j in range(16)] for i in range(5)],
+            "W_Q": eye,
+            "W_K": eye,
+            "W_V": eye,
+            "W_O": eye,
+        },
+    }
 
 
 def test_d_model_is_read_from_x_when_omitted():
@@ -70,8 +78,11 @@ def test_given_d_model_is_checked_against_x():
 @pytest.mark.parametrize(
     ("mutate", "where", "fragment"),
     [
-        (lambda d: d["config"].update(custom_mask=[["false"] * 3] * 3, mask="custom"),
-         "config.custom_mask[0][0]", "bool"),
+        (
+            lambda d: d["config"].update(custom_mask=[["false"] * 3] * 3, mask="custom"),
+            "config.custom_mask[0][0]",
+            "bool",
+        ),
         (lambda d: d.update(notes=5), "notes", "array"),
         (lambda d: d.update(notes=None), "notes", "null"),
         (lambda d: d["config"].update(heads=True), "config.heads", "bool"),
@@ -79,12 +90,15 @@ def test_given_d_model_is_checked_against_x():
         (lambda d: d["config"].update(temperature=10**400), "config.temperature", "range"),
         (lambda d: d.update(experiment={"try": {"heads": "3"}}), "experiment.try.heads", "int"),
         (lambda d: d["inputs"].update(Q=[[[[[1.0]]]]]), "inputs.Q", "5 levels"),
-        (lambda d: d["inputs"].update(K=[[[1, 10**400], [1, 1], [0, 1]]]),
-         "inputs.K[0][0][1]", "range"),
+        (
+            lambda d: d["inputs"].update(K=[[[1, 10**400], [1, 1], [0, 1]]]),
+            "inputs.K[0][0][1]",
+            "range",
+        ),
         (lambda d: d["config"].update(colour=1), "config.colour", "known: mode, heads"),
         (lambda d: d.pop("tokens"), "tokens", "missing"),
     ],
-)  # fmt: skip
+)
 def test_wrong_types_are_named_by_json_path(mutate, where, fragment):
     doc = sample()
     mutate(doc)
@@ -113,8 +127,12 @@ def test_deep_nesting_is_refused():
     with pytest.raises(SessionFileError, match="nested too deeply|5 levels|expected"):
         loads_session(SAMPLE.read_text().replace('"love"', "[" * 100_000 + "]" * 100_000))
     with pytest.raises(SessionFileError, match="nested too deeply"):
-        loads_session('{"format": "attention-explorer-session", "version": 1, "x": '
-                      + "[" * 100_000 + "]" * 100_000 + "}")  # fmt: skip
+        loads_session(
+            '{"format": "attention-explorer-session", "version": 1, "x": '
+            + "[" * 100_000
+            + "]" * 100_000
+            + "}"
+        )
 
 
 def test_size_cap_counts_the_bytes_read(tmp_path, monkeypatch):

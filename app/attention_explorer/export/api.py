@@ -9,7 +9,7 @@ from pathlib import Path
 from attention_explorer.engine.trace import Trace
 from attention_explorer.export.atomic import check_folder, write_bytes_atomic
 from attention_explorer.export.errors import ExportError
-from attention_explorer.export.figure import grid_figure, stage_figure
+from attention_explorer.export.figure import Figure, Look, grid_figure, stage_figure
 from attention_explorer.export.numbers import export_numbers, export_trace_npz
 from attention_explorer.export.options import (
     DATA_FORMATS,
@@ -39,13 +39,14 @@ def _format(path: Path, fmt: str | None, allowed: tuple[str, ...]) -> str:
     return fmt
 
 
-def _decimals(decimals: int | None) -> int | None:
-    """``decimals`` checked: None (the stage's, as on screen) or a whole number 0..12."""
-    if decimals is None:
-        return None
-    if isinstance(decimals, bool) or not isinstance(decimals, int) or not 0 <= decimals <= 12:
-        raise ExportError(f"decimals must be a whole number from 0 to 12, got {decimals!r}")
-    return decimals
+#: The picture keywords the export functions take besides the :class:`Look` ones.
+_OWN_KEYWORDS = ("size", "dpi")
+
+
+def _write_picture(path: Path, fig: Figure, fmt: str, size: tuple[int, int], dpi: float) -> Path:
+    from attention_explorer.export.targets import picture_bytes
+
+    return write_bytes_atomic(path, picture_bytes(fig, fmt, size, dpi))
 
 
 def render_stage_image(
@@ -53,30 +54,18 @@ def render_stage_image(
     stage: str,
     head: int | None = None,
     *,
-    title: str | None = None,
-    name: str | None = None,
-    cmap: str | None = None,
-    show_values: bool | None = None,
     size: tuple[int, int] = DEFAULT_SIZE,
     dpi: float = DEFAULT_DPI,
-    decimals: int | None = None,
-    scale: str = "linear",
+    **look,
 ):
-    """The finished picture of one stage and head as a QImage (e.g. for the clipboard)."""
+    """The finished picture of one stage and head as a QImage (e.g. for the clipboard).
+
+    ``look``: ``title``, ``name``, ``cmap``, ``show_values``, ``decimals``, ``scale``, as
+    :func:`export_stage`.
+    """
     from attention_explorer.export.targets import render_image
 
-    fig = stage_figure(
-        trace,
-        stage,
-        head,
-        title=title,
-        name=name,
-        cmap=cmap,
-        show_values=show_values,
-        decimals=_decimals(decimals),
-        scale=scale,
-    )
-    return render_image(fig, size, dpi)
+    return render_image(stage_figure(trace, stage, head, **look), size, dpi)
 
 
 def export_stage(
@@ -86,49 +75,34 @@ def export_stage(
     path: str | os.PathLike,
     fmt: str | None = None,
     *,
-    title: str | None = None,
-    name: str | None = None,
-    cmap: str | None = None,
-    show_values: bool | None = None,
     size: tuple[int, int] = DEFAULT_SIZE,
     dpi: float = DEFAULT_DPI,
-    decimals: int | None = None,
-    scale: str = "linear",
+    **look,
 ) -> Path:
     """Write one stage and head as a picture (png, svg, pdf) or its numbers (csv, npy).
 
     ``fmt`` defaults to the suffix of ``path``. ``head`` is ignored for shared stages
-    (concat, output, X, mask). ``title`` replaces the default title, which names the stage,
-    the head and ``name`` (the example or session). ``cmap`` is a colour map name (see
-    :func:`colormap_names`; default viridis, or CET-D1 for signed scores). ``show_values``
-    writes the numbers in the cells (None: only up to 16x16). ``size`` is (width, height) in
-    pixels; ``dpi`` sets the physical size (and the page size of a PDF). ``decimals`` is how
-    many decimals the cell numbers get (default: the window's digits, with "≈0" for tiny
-    values); ``scale`` is the weights' colour scale ("linear", "row" or "log").
+    (concat, output, X, mask). ``size`` is (width, height) in pixels; ``dpi`` sets the
+    physical size (and the page size of a PDF). The ``look`` keywords (see
+    :class:`~attention_explorer.export.figure.Look`): ``title`` replaces the default title,
+    which names the stage, the head and ``name`` (the example or session). ``cmap`` is a
+    colour map name (see :func:`colormap_names`; default viridis, or CET-D1 for signed
+    scores). ``show_values`` writes the numbers in the cells (None: only up to 16x16).
+    ``decimals`` is how many decimals the cell numbers get (default: the window's digits,
+    with "≈0" for tiny values); ``scale`` is the weights' colour scale ("linear", "row" or
+    "log"); an unknown keyword is a TypeError.
 
     The file is written under a temporary name and renamed, so an error never leaves a partial
     file. Returns the path; raises :class:`ExportError` with a one-line message.
     """
     path = Path(path)
+    Look.from_options(look, also=_OWN_KEYWORDS)  # an unknown keyword fails first
     fmt = _format(path, fmt, PICTURE_FORMATS + DATA_FORMATS)
     if fmt in DATA_FORMATS:
         return export_numbers(trace, stage, head, path, fmt)
     check_folder(path.parent)
     check_size(size, dpi)
-    fig = stage_figure(
-        trace,
-        stage,
-        head,
-        title=title,
-        name=name,
-        cmap=cmap,
-        show_values=show_values,
-        decimals=_decimals(decimals),
-        scale=scale,
-    )
-    from attention_explorer.export.targets import picture_bytes
-
-    return write_bytes_atomic(path, picture_bytes(fig, fmt, size, dpi))
+    return _write_picture(path, stage_figure(trace, stage, head, **look), fmt, size, dpi)
 
 
 def export_heads_grid(
@@ -138,37 +112,20 @@ def export_heads_grid(
     fmt: str | None = None,
     *,
     heads: Iterable[int] | str | None = None,
-    title: str | None = None,
-    name: str | None = None,
-    cmap: str | None = None,
-    show_values: bool | None = None,
     size: tuple[int, int] = DEFAULT_SIZE,
     dpi: float = DEFAULT_DPI,
-    decimals: int | None = None,
-    scale: str = "linear",
+    **look,
 ) -> Path:
     """Write every head of a per-head stage (default weights) as one grid picture.
 
     All panels share one colour scale and one colour bar. Options as :func:`export_stage`.
     """
     path = Path(path)
+    Look.from_options(look, also=_OWN_KEYWORDS)  # an unknown keyword fails first
     fmt = _format(path, fmt, PICTURE_FORMATS)
     check_folder(path.parent)
     check_size(size, dpi)
-    fig = grid_figure(
-        trace,
-        stage,
-        heads,
-        title=title,
-        name=name,
-        cmap=cmap,
-        show_values=show_values,
-        decimals=_decimals(decimals),
-        scale=scale,
-    )
-    from attention_explorer.export.targets import picture_bytes
-
-    return write_bytes_atomic(path, picture_bytes(fig, fmt, size, dpi))
+    return _write_picture(path, grid_figure(trace, stage, heads, **look), fmt, size, dpi)
 
 
 def plan_exports(
@@ -240,22 +197,16 @@ def export_all(
     plan = plan_exports(trace, stages, heads, formats, grid)
     if any(fmt in PICTURE_FORMATS for *_, fmt in plan):
         check_size(size, dpi)
-    options = dict(
-        name=name,
-        show_values=show_values,
-        size=size,
-        dpi=dpi,
-        decimals=_decimals(decimals),
-        scale=scale,
-    )
+    look = dict(name=name, show_values=show_values, decimals=decimals, scale=scale)
+    Look.from_options(look).checked_decimals()
     with FileSet(folder) as files:
         for filename, stage, head, fmt in plan:
             path = files.staging(filename)
-            options["cmap"] = signed_cmap if signed_cmap and is_signed(stage) else cmap
+            look["cmap"] = signed_cmap if signed_cmap and is_signed(stage) else cmap
             if fmt == "npz":
                 export_trace_npz(trace, path)
             elif fmt in PICTURE_FORMATS and is_per_head(stage) and head is None:
-                export_heads_grid(trace, path, stage, fmt, heads=heads, **options)
+                export_heads_grid(trace, path, stage, fmt, heads=heads, size=size, dpi=dpi, **look)
             else:
-                export_stage(trace, stage, head, path, fmt, **options)
+                export_stage(trace, stage, head, path, fmt, size=size, dpi=dpi, **look)
     return files.targets()

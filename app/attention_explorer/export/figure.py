@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -11,6 +11,7 @@ from attention_explorer.display.levels import colorbar_ticks, levels_for
 from attention_explorer.display.shrink import block_labels
 from attention_explorer.engine.trace import Trace
 from attention_explorer.export.colors import default_cmap, lookup_table
+from attention_explorer.export.errors import ExportError
 from attention_explorer.export.safe_text import plain_text
 from attention_explorer.export.stages import axis_names, resolve_head, resolve_heads, resolve_stage
 from attention_explorer.stages import stage as catalogue_stage
@@ -124,60 +125,86 @@ def _frames_figure(trace, stage, frames, panels, *, title, cmap, show_values):
     )
 
 
-def stage_figure(
-    trace: Trace,
-    stage: str,
-    head: int | None = None,
-    *,
-    title: str | None = None,
-    name: str | None = None,
-    cmap: str | None = None,
-    show_values: bool | None = None,
-    decimals: int | None = None,
-    scale: str = "linear",
-) -> Figure:
-    """The figure of one stage and head (head ignored for shared stages): the same
-    :class:`~attention_explorer.display.DisplayFrame` the window draws.
+@dataclass(frozen=True)
+class Look:
+    """How a figure is drawn, apart from its numbers.
 
-    ``title`` replaces the default (the window's title, e.g. "softmax weights · head 0", and
-    ``name``). ``decimals`` defaults to the stage's (the screen's digits); ``scale`` is the
-    weights' colour scale (linear, row, log).
+    ``title`` replaces the default (the window's title, e.g. "softmax weights · head 0",
+    followed by ``name``, the example or session). ``cmap`` is a colour map name (default:
+    the stage's). ``show_values`` writes the numbers in the cells (None: only while they fit).
+    ``decimals`` defaults to the stage's (the screen's digits); ``scale`` is the weights'
+    colour scale (linear, row, log).
     """
+
+    title: str | None = None
+    name: str | None = None
+    cmap: str | None = None
+    show_values: bool | None = None
+    decimals: int | None = None
+    scale: str = "linear"
+
+    @classmethod
+    def from_options(cls, options: dict[str, object], also: tuple[str, ...] = ()) -> Look:
+        """The look named by keyword ``options``; TypeError names any unknown one and lists
+        the known ones (``also``: the caller's own keywords, such as size and dpi)."""
+        known = [f.name for f in fields(cls)] + list(also)
+        unknown = sorted(set(options) - set(known))
+        if unknown:
+            raise TypeError(f"unknown picture option {', '.join(unknown)}; use {', '.join(known)}")
+        return cls(**options)
+
+    def checked_decimals(self) -> int | None:
+        """``decimals`` checked: None (the stage's, as on screen) or a whole number 0..12."""
+        d = self.decimals
+        if d is not None and (isinstance(d, bool) or not isinstance(d, int) or not 0 <= d <= 12):
+            raise ExportError(f"decimals must be a whole number from 0 to 12, got {d!r}")
+        return d
+
+    def chosen_cmap(self, stage: str) -> str:
+        """The colour map to draw ``stage`` with; an unknown name fails before any drawing."""
+        cmap = self.cmap or default_cmap(stage)
+        lookup_table(cmap)
+        return cmap
+
+
+def _frames(trace: Trace, stage: str, heads, look: Look) -> list[DisplayFrame]:
+    """The window's display frame of ``stage`` for each of ``heads``."""
+    decimals = look.checked_decimals()
+    return [build_frame(trace, stage, h, scale=look.scale, decimals=decimals) for h in heads]
+
+
+def stage_figure(trace: Trace, stage: str, head: int | None = None, **options) -> Figure:
+    """The figure of one stage and head (head ignored for shared stages): the same
+    :class:`~attention_explorer.display.DisplayFrame` the window draws. ``options`` are the
+    fields of :class:`Look`.
+    """
+    look = Look.from_options(options)
     stage = resolve_stage(trace, stage)
     head = resolve_head(trace, stage, head)
-    cmap = cmap or default_cmap(stage)
-    lookup_table(cmap)  # unknown names fail before any drawing
-    frame = build_frame(trace, stage, head, scale=scale, decimals=decimals)
+    cmap = look.chosen_cmap(stage)
+    (frame,) = _frames(trace, stage, [head], look)
     return _frames_figure(
         trace,
         stage,
         [frame],
         [Panel.from_frame(frame)],
-        title=title or _with_name(frame.heading, name),
+        title=look.title or _with_name(frame.heading, look.name),
         cmap=cmap,
-        show_values=show_values,
+        show_values=look.show_values,
     )
 
 
-def grid_figure(
-    trace: Trace,
-    stage: str = "weights",
-    heads=None,
-    *,
-    title: str | None = None,
-    name: str | None = None,
-    cmap: str | None = None,
-    show_values: bool | None = None,
-    decimals: int | None = None,
-    scale: str = "linear",
-) -> Figure:
-    """One panel per head of a per-head stage, sharing one colour scale and colour bar."""
+def grid_figure(trace: Trace, stage: str = "weights", heads=None, **options) -> Figure:
+    """One panel per head of a per-head stage, sharing one colour scale and colour bar.
+
+    ``options`` are the fields of :class:`Look`.
+    """
+    look = Look.from_options(options)
     stage = resolve_stage(trace, stage)
     resolve_head(trace, stage, None)
     chosen = resolve_heads(trace, heads)
-    cmap = cmap or default_cmap(stage)
-    lookup_table(cmap)
-    frames = [build_frame(trace, stage, h, scale=scale, decimals=decimals) for h in chosen]
+    cmap = look.chosen_cmap(stage)
+    frames = _frames(trace, stage, chosen, look)
     panels = [Panel.from_frame(f, title=f"head {f.head}") for f in frames]
     heading = stage_heading(trace, stage, None, "all heads")
     note = frames[0].heading.partition(f"head {frames[0].head}")[2].lstrip(" ·")
@@ -187,7 +214,7 @@ def grid_figure(
         stage,
         frames,
         panels,
-        title=title or _with_name(heading, name),
+        title=look.title or _with_name(heading, look.name),
         cmap=cmap,
-        show_values=show_values,
+        show_values=look.show_values,
     )

@@ -36,14 +36,30 @@ def _buffer() -> tuple[QByteArray, QBuffer]:
     return data, buffer
 
 
+def _contents(data: QByteArray, buffer: QBuffer) -> bytes:
+    """What was written into ``buffer`` (closed first), as bytes."""
+    buffer.close()
+    return bytes(data.data())
+
+
+def _paint_on(device, fig: Figure, width: int, height: int, dpi: float, what: str) -> None:
+    """Paint ``fig`` on a vector ``device`` (SVG generator, PDF writer) of that size."""
+    painter = QPainter()
+    if not painter.begin(device):
+        raise ExportError(f"Qt could not start the {what} picture")
+    try:
+        paint_figure(painter, fig, width, height, dpi)
+    finally:
+        painter.end()
+
+
 def png_bytes(fig: Figure, size: tuple[int, int], dpi: float) -> bytes:
     """The figure as PNG file content."""
     image = render_image(fig, size, dpi)
     data, buffer = _buffer()
     if not image.save(buffer, "PNG"):
         raise ExportError("Qt could not encode the PNG picture")
-    buffer.close()
-    return bytes(data.data())
+    return _contents(data, buffer)
 
 
 def svg_bytes(fig: Figure, size: tuple[int, int], dpi: float) -> bytes:
@@ -60,15 +76,8 @@ def svg_bytes(fig: Figure, size: tuple[int, int], dpi: float) -> bytes:
     generator.setResolution(round(dpi))
     generator.setTitle(fig.title)
     generator.setDescription(fig.subtitle or fig.title)
-    painter = QPainter()
-    if not painter.begin(generator):
-        raise ExportError("Qt could not start the SVG picture")
-    try:
-        paint_figure(painter, fig, width, height, dpi)
-    finally:
-        painter.end()
-    buffer.close()
-    return bytes(data.data())
+    _paint_on(generator, fig, width, height, dpi, "SVG")
+    return _contents(data, buffer)
 
 
 def pdf_bytes(fig: Figure, size: tuple[int, int], dpi: float) -> bytes:
@@ -89,15 +98,8 @@ def pdf_bytes(fig: Figure, size: tuple[int, int], dpi: float) -> bytes:
     writer.setPageLayout(QPageLayout(page, QPageLayout.Orientation.Portrait, QMarginsF(0, 0, 0, 0)))
     writer.setTitle(fig.title)
     writer.setCreator("Attention Explorer")
-    painter = QPainter()
-    if not painter.begin(writer):
-        raise ExportError("Qt could not start the PDF picture")
-    try:
-        paint_figure(painter, fig, writer.width(), writer.height(), dpi)
-    finally:
-        painter.end()
-    buffer.close()
-    return bytes(data.data())
+    _paint_on(writer, fig, writer.width(), writer.height(), dpi, "PDF")
+    return _contents(data, buffer)
 
 
 def picture_bytes(fig: Figure, fmt: str, size: tuple[int, int], dpi: float) -> bytes:

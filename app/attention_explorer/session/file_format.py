@@ -48,10 +48,18 @@ from attention_explorer.session.schema import (
 )
 
 __all__ = [
-    "FORMAT_NAME", "FORMAT_VERSION", "MAX_FILE_BYTES", "SessionFileError", "dumps_session",
-    "load_session", "loads_session", "save_session", "session_from_dict", "session_json_schema",
+    "FORMAT_NAME",
+    "FORMAT_VERSION",
+    "MAX_FILE_BYTES",
+    "SessionFileError",
+    "dumps_session",
+    "load_session",
+    "loads_session",
+    "save_session",
+    "session_from_dict",
+    "session_json_schema",
     "session_to_dict",
-]  # fmt: skip
+]
 
 _KNOWN_KEYS = {where: field_names(struct) for where, struct in OBJECT_AT.items()}
 
@@ -151,8 +159,11 @@ def _build(file: SessionFile) -> SessionData:
     mode = file.inputs.mode
     raw_inputs = [k for k in field_names(type(file.inputs)) if k != "mode"]
     raw_inputs = [k for k in raw_inputs if getattr(file.inputs, k) is not msgspec.UNSET]
-    allowed = ("Q", "K", "V", "W_O", "b_O") if mode == "direct" else (
-        "X", "X_kv", "W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O")  # fmt: skip
+    allowed = (
+        ("Q", "K", "V", "W_O", "b_O")
+        if mode == "direct"
+        else ("X", "X_kv", "W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O")
+    )
     arrays = {}
     for key in raw_inputs:
         if key not in allowed:
@@ -183,10 +194,15 @@ def _build(file: SessionFile) -> SessionData:
             "kv_tokens", f"expected {m} names (one per key), got {len(kv_tokens)}"
         )
     return SessionData(
-        tokens=tokens, kv_tokens=kv_tokens, config=config, inputs=inputs, name=file.name,
-        description=file.description, notes=tuple((note.title, note.text) for note in file.notes),
+        tokens=tokens,
+        kv_tokens=kv_tokens,
+        config=config,
+        inputs=inputs,
+        name=file.name,
+        description=file.description,
+        notes=tuple((note.title, note.text) for note in file.notes),
         experiment=given(file.experiment),
-    )  # fmt: skip
+    )
 
 
 def load_session_bytes(data: bytes, name: str = "the file") -> SessionData:

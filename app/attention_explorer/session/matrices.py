@@ -19,14 +19,19 @@ _Number = float
 _L1 = Annotated[list[_Number], Meta(min_length=1)]
 _L2 = Annotated[list[_L1], Meta(min_length=1)]
 _L3 = Annotated[list[_L2], Meta(min_length=1)]
-_DECODERS = {1: msgspec.json.Decoder(_L1), 2: msgspec.json.Decoder(_L2),
-             3: msgspec.json.Decoder(_L3)}  # fmt: skip
-_WHAT = {1: "a list of numbers", 2: "rows of numbers (a list of lists)",
-         3: "heads of rows of numbers (a list of lists of lists)"}  # fmt: skip
+_DECODERS = {
+    1: msgspec.json.Decoder(_L1),
+    2: msgspec.json.Decoder(_L2),
+    3: msgspec.json.Decoder(_L3),
+}
+_WHAT = {
+    1: "a list of numbers",
+    2: "rows of numbers (a list of lists)",
+    3: "heads of rows of numbers (a list of lists of lists)",
+}
 
 #: Levels each matrix may have (direct-mode Q, K, V may drop the heads level for one head).
-LEVELS = {"Q": (3, 2), "K": (3, 2), "V": (3, 2), "b_Q": (1,), "b_K": (1,), "b_V": (1,),
-          "b_O": (1,)}  # fmt: skip
+LEVELS = {"Q": (3, 2), "K": (3, 2), "V": (3, 2), "b_Q": (1,), "b_K": (1,), "b_V": (1,), "b_O": (1,)}
 DEFAULT_LEVELS = (2,)
 
 

@@ -172,10 +172,15 @@ SESSION_DECODER = msgspec.json.Decoder(SessionFile)
 
 #: The struct type found at each (index-free) JSON path, for naming unknown keys.
 OBJECT_AT = {
-    "": SessionFile, "config": ConfigFields, "inputs": InputFields, "notes": Note,
-    "experiment": Experiment, "experiment.try": ConfigFields, "experiment.focus": Focus,
+    "": SessionFile,
+    "config": ConfigFields,
+    "inputs": InputFields,
+    "notes": Note,
+    "experiment": Experiment,
+    "experiment.try": ConfigFields,
+    "experiment.focus": Focus,
     "experiment.model": ModelOrigin,
-}  # fmt: skip
+}
 
 
 def field_names(struct: type[Struct]) -> list[str]:

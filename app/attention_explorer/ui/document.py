@@ -125,8 +125,11 @@ class DocumentController(QObject):
 
     def save_as(self) -> bool:
         """Ask for a file name and save there."""
-        start = str(self.path or Path(self.settings.value("last_folder", str(Path.home())))
-                    / f"{self.session.name or 'session'}.json")  # fmt: skip
+        start = str(
+            self.path
+            or Path(self.settings.value("last_folder", str(Path.home())))
+            / f"{self.session.name or 'session'}.json"
+        )
         chosen, _ = QFileDialog.getSaveFileName(self.window, "Save session", start, FILE_FILTER)
         if not chosen:
             return False

@@ -4,29 +4,33 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import QSettings
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
-    QDialogButtonBox,
     QFileDialog,
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QPushButton,
     QVBoxLayout,
     QWidget,
 )
 
 from attention_explorer.engine import AttentionInputError
 from attention_explorer.export import ExportError, export_all, plan_exports
-from attention_explorer.ui.export_dialog import last_folder
+from attention_explorer.ui import export_dialog_parts as parts
 from attention_explorer.ui.picture_options import PictureOptions
 
 #: Formats offered, with a short label each.
-ALL_FORMATS = (("png", "PNG"), ("svg", "SVG"), ("pdf", "PDF"), ("csv", "CSV"),
-               ("npy", "NPY"), ("npz", "NPZ (whole trace)"))  # fmt: skip
+ALL_FORMATS = (
+    ("png", "PNG"),
+    ("svg", "SVG"),
+    ("pdf", "PDF"),
+    ("csv", "CSV"),
+    ("npy", "NPY"),
+    ("npz", "NPZ (whole trace)"),
+)
 
 
 class ExportAllDialog(QDialog):
@@ -39,9 +43,10 @@ class ExportAllDialog(QDialog):
     def __init__(self, window: QWidget, trace_source, prefs, settings: QSettings, name: str = ""):
         super().__init__(window)
         self.setWindowTitle("Export every stage and head")
-        self.trace_source, self.prefs, self.settings, self.name = (
-            trace_source, prefs, settings, name,
-        )  # fmt: skip
+        self.trace_source = trace_source
+        self.prefs = prefs
+        self.settings = settings
+        self.name = name
         self.written: list[Path] = []
         remembered = str(settings.value("export/all_formats", "png,csv")).split(",")
         self.format_boxes: dict[str, QCheckBox] = {}
@@ -53,23 +58,12 @@ class ExportAllDialog(QDialog):
             self.format_boxes[fmt] = box
             format_row.addWidget(box)
         format_row.addStretch(1)
-        self.folder_edit = QLineEdit(str(last_folder(settings)))
-        browse = QPushButton("Browse…")
-        browse.clicked.connect(self._browse)
-        folder_row = QHBoxLayout()
-        folder_row.addWidget(self.folder_edit, 1)
-        folder_row.addWidget(browse)
+        self.folder_edit = QLineEdit(str(parts.last_folder(settings)))
+        folder_row = parts.browse_row(self.folder_edit, self._browse)
         self.options = PictureOptions(settings, prefs.show_values)
         self.summary = QLabel()
-        self.message = QLabel()
-        self.message.setWordWrap(True)
-        self.message.setStyleSheet("color: #c0392b;")
-        buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
-        )
-        buttons.button(QDialogButtonBox.StandardButton.Save).setText("Export")
-        buttons.accepted.connect(self.export)
-        buttons.rejected.connect(self.reject)
+        self.message = parts.message_line()
+        buttons = parts.save_buttons(self, self.export, "Export")
         layout = QVBoxLayout(self)
         layout.addWidget(QLabel("Formats:"))
         layout.addLayout(format_row)
@@ -103,31 +97,33 @@ class ExportAllDialog(QDialog):
             self.message.setText("Tick at least one format.")
             return False
         folder = Path(self.folder_edit.text().strip() or ".").expanduser()
-        QGuiApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
         try:
-            trace = self.trace_source()
-            plan = plan_exports(trace, None, None, self.formats())
-            self.message.setText(f"Writing {len(plan)} files…")
-            QGuiApplication.processEvents()
-            self.written = export_all(
-                trace,
-                folder,
-                self.formats(),
-                name=self.name or None,
-                cmap=self.prefs.colormap,
-                signed_cmap=self.prefs.diverging_colormap,
-                show_values=self.options.show_values(),
-                size=self.options.picture_size(),
-                dpi=self.options.dpi(),
-                decimals=self.options.decimals(),
-            )
+            with parts.wait_cursor():
+                self.written = self._write(folder)
         except (ExportError, AttentionInputError) as exc:
             self.message.setText(f"Nothing exported: {exc}")
             return False
-        finally:
-            QGuiApplication.restoreOverrideCursor()
-        self.settings.setValue("export/last_folder", str(folder))
+        self.settings.setValue(parts.LAST_FOLDER_KEY, str(folder))
         self.settings.setValue("export/all_formats", ",".join(self.formats()))
         self.options.remember()
         self.accept()
         return True
+
+    def _write(self, folder: Path) -> list[Path]:
+        """Every file of the ticked formats into ``folder``; the paths written."""
+        trace = self.trace_source()
+        plan = plan_exports(trace, None, None, self.formats())
+        self.message.setText(f"Writing {len(plan)} files…")
+        QGuiApplication.processEvents()
+        return export_all(
+            trace,
+            folder,
+            self.formats(),
+            name=self.name or None,
+            cmap=self.prefs.colormap,
+            signed_cmap=self.prefs.diverging_colormap,
+            show_values=self.options.show_values(),
+            size=self.options.picture_size(),
+            dpi=self.options.dpi(),
+            decimals=self.options.decimals(),
+        )

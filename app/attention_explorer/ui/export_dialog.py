@@ -4,18 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, Qt
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
-    QDialogButtonBox,
     QFileDialog,
     QFormLayout,
-    QHBoxLayout,
-    QLabel,
     QLineEdit,
-    QPushButton,
     QVBoxLayout,
     QWidget,
 )
@@ -23,6 +18,7 @@ from PySide6.QtWidgets import (
 from attention_explorer.export import ExportError, export_heads_grid, export_stage
 from attention_explorer.export.stages import computed_stages, is_per_head
 from attention_explorer.stages import title
+from attention_explorer.ui import export_dialog_parts as parts
 from attention_explorer.ui.colormaps import colormap_name_for
 from attention_explorer.ui.picture_options import PictureOptions
 
@@ -41,12 +37,6 @@ GRID = -1
 def stage_cmap(stage: str, prefs) -> str:
     """The colour map the window shows ``stage`` with, so exports match the screen."""
     return colormap_name_for(stage, prefs)
-
-
-def last_folder(settings: QSettings) -> Path:
-    """The folder of the last export (or the home folder)."""
-    folder = Path(str(settings.value("export/last_folder", str(Path.home()))))
-    return folder if folder.is_dir() else Path.home()
 
 
 class ExportDialog(QDialog):
@@ -90,19 +80,9 @@ class ExportDialog(QDialog):
         self.format_box.setCurrentIndex(max(remembered, 0))
         self.options = PictureOptions(settings, prefs.show_values)
         self.path_edit = QLineEdit()
-        browse = QPushButton("Browse…")
-        browse.clicked.connect(self._browse)
-        path_row = QHBoxLayout()
-        path_row.addWidget(self.path_edit, 1)
-        path_row.addWidget(browse)
-        self.message = QLabel()
-        self.message.setWordWrap(True)
-        self.message.setStyleSheet("color: #c0392b;")
-        buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
-        )
-        buttons.accepted.connect(self.export)
-        buttons.rejected.connect(self.reject)
+        path_row = parts.browse_row(self.path_edit, self._browse)
+        self.message = parts.message_line()
+        buttons = parts.save_buttons(self, self.export)
         form = QFormLayout()
         form.addRow("Stage:", self.stage_box)
         form.addRow("Head:", self.head_box)
@@ -147,7 +127,7 @@ class ExportDialog(QDialog):
         else:
             stem = f"{stage}_head{head}"
         current = Path(self.path_edit.text()) if self.path_edit.text() else None
-        folder = current.parent if current else last_folder(self.settings)
+        folder = current.parent if current else parts.last_folder(self.settings)
         self.path_edit.setText(str(folder / f"{stem}.{fmt}"))
         self.message.clear()
 
@@ -177,18 +157,17 @@ class ExportDialog(QDialog):
             decimals=self.options.decimals(),
             scale=self.prefs.weights_scale if self.stage() == "weights" else "linear",
         )
-        QGuiApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
         try:
-            if self.head() == GRID:
-                self.written = export_heads_grid(self.trace, path, self.stage(), **options)
-            else:
-                self.written = export_stage(self.trace, self.stage(), self.head(), path, **options)
+            with parts.wait_cursor():
+                if self.head() == GRID:
+                    self.written = export_heads_grid(self.trace, path, self.stage(), **options)
+                else:
+                    head = self.head()
+                    self.written = export_stage(self.trace, self.stage(), head, path, **options)
         except ExportError as exc:
             self.message.setText(f"Not exported: {exc}")
             return False
-        finally:
-            QGuiApplication.restoreOverrideCursor()
-        self.settings.setValue("export/last_folder", str(path.parent))
+        self.settings.setValue(parts.LAST_FOLDER_KEY, str(path.parent))
         self.settings.setValue("export/format", self.fmt())
         self.options.remember()
         self.accept()

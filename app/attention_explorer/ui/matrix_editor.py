@@ -7,6 +7,8 @@ scale by a factor) and a message line under the table for anything refused.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from PySide6.QtCore import QEvent, QModelIndex, QObject, Qt
 from PySide6.QtGui import QAction, QGuiApplication, QKeyEvent, QKeySequence
@@ -24,11 +26,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attention_explorer.session.history import History
-from attention_explorer.session.model import Session
 from attention_explorer.ui.matrix_model import MatrixModel, error_text_style
 from attention_explorer.ui.number_text import NumberTextError, format_block, parse_block
-from attention_explorer.ui.preferences import ViewPreferences
 
 #: Width of a number column in pixels (fits "-12.3457").
 COLUMN_WIDTH = 62
@@ -43,20 +42,16 @@ FOCUS_STYLE = (
 
 
 class MatrixEditor(QWidget):
-    """Editor of ``session.inputs.<name>`` (or its head slice), writing through a MatrixModel."""
+    """Editor of ``session.inputs.<name>`` (or its head slice), writing through ``model``.
 
-    def __init__(
-        self,
-        session: Session,
-        history: History,
-        prefs: ViewPreferences,
-        name: str,
-        head: int | None = None,
-        parent: QWidget | None = None,
-    ):
+    The editor takes the model over (it becomes the model's parent).
+    """
+
+    def __init__(self, model: MatrixModel, parent: QWidget | None = None):
         super().__init__(parent)
-        self.session = session
-        self._model = MatrixModel(session, history, prefs, name, head, parent=self)
+        self.session = model.session
+        self._model = model
+        model.setParent(self)
         self._model.input_error.connect(self.show_error)
         self._model.input_accepted.connect(self.clear_message)
 
@@ -118,18 +113,20 @@ class MatrixEditor(QWidget):
     def _build_toolbar(self) -> QHBoxLayout:
         bar = QHBoxLayout()
         bar.setSpacing(3)
-        self.random_button = self._tool_button("Random", "Fill with rounded normal random numbers")
-        self.random_button.clicked.connect(lambda: self.fill_random())
+        self.random_button = self._tool_button(
+            "Random", "Fill with rounded normal random numbers", lambda: self.fill_random()
+        )
         self.seed_spin = QSpinBox(self)
         self.seed_spin.setRange(0, 999_999)
         self.seed_spin.setPrefix("seed ")
         self.seed_spin.setToolTip("Seed of the random fill: the same seed gives the same numbers")
-        self.zeros_button = self._tool_button("Zeros", "Set every number to 0")
-        self.zeros_button.clicked.connect(self.fill_zeros)
-        self.identity_button = self._tool_button("Identity", "1 on the diagonal, 0 elsewhere")
-        self.identity_button.clicked.connect(self.fill_identity)
-        self.scale_button = self._tool_button("Scale ×", "Multiply every number by the factor")
-        self.scale_button.clicked.connect(lambda: self.scale())
+        self.zeros_button = self._tool_button("Zeros", "Set every number to 0", self.fill_zeros)
+        self.identity_button = self._tool_button(
+            "Identity", "1 on the diagonal, 0 elsewhere", self.fill_identity
+        )
+        self.scale_button = self._tool_button(
+            "Scale ×", "Multiply every number by the factor", lambda: self.scale()
+        )
         self.factor_spin = QDoubleSpinBox(self)
         self.factor_spin.setRange(-1000.0, 1000.0)
         self.factor_spin.setDecimals(3)
@@ -147,11 +144,12 @@ class MatrixEditor(QWidget):
         bar.addStretch(1)
         return bar
 
-    def _tool_button(self, text: str, tip: str) -> QToolButton:
+    def _tool_button(self, text: str, tip: str, on_click: Callable[[], object]) -> QToolButton:
         button = QToolButton(self)
         button.setText(text)
         button.setToolTip(tip)
         button.setAutoRaise(True)
+        button.clicked.connect(on_click)
         return button
 
     # -- messages ------------------------------------------------------------------------

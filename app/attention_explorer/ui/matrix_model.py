@@ -9,7 +9,6 @@ transaction; bad text is refused through ``input_error`` and the cell keeps its 
 from __future__ import annotations
 
 import html
-from functools import partial
 
 import numpy as np
 import pyqtgraph as pg
@@ -28,6 +27,24 @@ from attention_explorer.ui.number_text import (
     parse_number,
 )
 from attention_explorer.ui.preferences import ViewPreferences
+from attention_explorer.ui.session_links import (  # the two functions: for token_strip.py
+    SessionLinks,
+    connect_until_destroyed,
+    disconnect_all,
+)
+
+__all__ = [
+    "HEAD_COLUMN_ARRAYS",
+    "HIGHLIGHT_TINT_STRENGTH",
+    "KEY_ROW_ARRAYS",
+    "QUERY_ROW_ARRAYS",
+    "TINT_STRENGTH",
+    "MatrixModel",
+    "connect_until_destroyed",
+    "disconnect_all",
+    "error_text_style",
+    "plain_tooltip",
+]
 
 #: Arrays whose rows are the query tokens / the key tokens.
 QUERY_ROW_ARRAYS = ("Q", "X")
@@ -45,26 +62,6 @@ _Index = QModelIndex | QPersistentModelIndex
 def plain_tooltip(text: str) -> str:
     """``text`` as a tooltip that Qt shows literally: a token named ``<img src=x>`` is not HTML."""
     return f"<p style='white-space:pre'>{html.escape(text, quote=False)}</p>"
-
-
-def connect_until_destroyed(
-    owner: QObject, connections: list[tuple[object, object]], priority: int = 0
-) -> None:
-    """Connect each (psygnal signal, slot) pair, and disconnect them all when ``owner`` dies.
-
-    A Qt object deleted by its parent must not be called by a later session event. Slots of
-    a higher ``priority`` run before the others of the same signal.
-    """
-    for signal, slot in connections:
-        signal.connect(slot, priority=priority)
-    owner.destroyed.connect(partial(disconnect_all, connections))
-
-
-def disconnect_all(connections: list[tuple[object, object]], *_args: object) -> None:
-    """Disconnect every (signal, slot) pair still in ``connections`` and empty the list."""
-    while connections:
-        signal, slot = connections.pop()
-        signal.disconnect(slot)
 
 
 def error_text_style(widget: QWidget) -> str:
@@ -105,19 +102,21 @@ class MatrixModel(QAbstractTableModel):
         self.last_edit_ok = True
         self._tints: np.ndarray | None = None  # [rows, cols, 3] uint8, cached per array
         self._shape = self._slice().shape
-        self._connections = [
-            (session.events.inputs, self._on_inputs_changed),
-            (session.events.tokens, self._on_labels_changed),
-            (session.events.kv_tokens, self._on_labels_changed),
-            (session.events.config, self._on_labels_changed),
-            (session.events.selected_cell, self._on_selected_cell_changed),
-            (prefs.events.colormap, self._on_colormap_changed),
-        ]
-        connect_until_destroyed(self, self._connections)
+        events = session.events
+        label_events = (events.tokens, events.kv_tokens, events.config)
+        self._links = SessionLinks(
+            self,
+            [
+                (events.inputs, self._on_inputs_changed),
+                *((e, self._on_labels_changed) for e in label_events),
+                (events.selected_cell, self._on_selected_cell_changed),
+                (prefs.events.colormap, self._on_colormap_changed),
+            ],
+        )
 
     def detach(self) -> None:
         """Stop following the session (call before the model is thrown away)."""
-        disconnect_all(self._connections)
+        self._links.detach()
 
     # -- the array -----------------------------------------------------------------------
     def full_array(self) -> np.ndarray | None:
@@ -370,7 +369,7 @@ class MatrixModel(QAbstractTableModel):
             )
 
     def _on_inputs_changed(self, *_args: object) -> None:
-        if not self._connections:
+        if not self._links:
             # Detached during this very emission (psygnal still calls the slots it had in
             # hand): the panel is replacing this editor, and its head may no longer exist.
             return

@@ -14,8 +14,9 @@ from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 from attention_explorer.session.history import History
 from attention_explorer.session.model import Session
 from attention_explorer.ui.matrix_editor import MatrixEditor
-from attention_explorer.ui.matrix_model import connect_until_destroyed, disconnect_all
+from attention_explorer.ui.matrix_model import MatrixModel
 from attention_explorer.ui.preferences import ViewPreferences
+from attention_explorer.ui.session_links import SessionLinks
 
 #: Per-head arrays of direct mode.
 HEAD_ARRAYS = ("Q", "K", "V")
@@ -80,15 +81,18 @@ class MatrixPanel(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.tabs)
         self._rebuild()
-        self._connections = [
-            (session.events.config, self._on_shape_may_have_changed),
-            (session.events.inputs, self._on_shape_may_have_changed),
-            (session.events.tokens, self._on_shape_may_have_changed),
-            (session.events.selected_head, self._on_selected_head_changed),
-        ]
-        # Before the editors' own handlers: a change of head count replaces the editors of
-        # heads that no longer exist before they could be asked to show them.
-        connect_until_destroyed(self, self._connections, priority=1)
+        events = session.events
+        shape_events = (events.config, events.inputs, events.tokens)
+        # Before the editors' own handlers (priority 1): a change of head count replaces the
+        # editors of heads that no longer exist before they could be asked to show them.
+        self._links = SessionLinks(
+            self,
+            [
+                *((e, self._on_shape_may_have_changed) for e in shape_events),
+                (events.selected_head, self._on_selected_head_changed),
+            ],
+            priority=1,
+        )
 
     # -- public --------------------------------------------------------------------------
     def editor(self, name: str, head: int | None = None) -> MatrixEditor:
@@ -123,7 +127,7 @@ class MatrixPanel(QWidget):
 
     def detach(self) -> None:
         """Stop following the session (call before the panel is thrown away)."""
-        disconnect_all(self._connections)
+        self._links.detach()
         for editor in self._editors.values():
             editor.detach()
 
@@ -177,7 +181,8 @@ class MatrixPanel(QWidget):
         return pages
 
     def _make_editor(self, name: str, head: int | None) -> MatrixEditor:
-        editor = MatrixEditor(self.session, self.history, self.prefs, name, head, self)
+        model = MatrixModel(self.session, self.history, self.prefs, name, head)
+        editor = MatrixEditor(model, self)
         editor.model().input_error.connect(self.input_error)
         self._editors[(name, head)] = editor
         return editor
