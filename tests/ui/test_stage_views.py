@@ -303,7 +303,7 @@ def test_views_reflow_to_the_panel_width_in_pipeline_order(setup, qtbot):
     qtbot.waitUntil(lambda: weights.y() > scores.y() and weights.x() == scores.x())
     panel.resize(760, 850)
     qtbot.waitUntil(lambda: panel.columns() == 2)
-    assert all(panel.view(stage).isVisible() for stage in panel.shown_stages())
+    assert all(panel.view(stage).isVisible() for stage in panel.on_screen_stages())
 
 
 def test_narrow_views_keep_the_colour_bar_and_every_token_name_inside(setup, qtbot):

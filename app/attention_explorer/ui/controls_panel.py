@@ -133,7 +133,12 @@ class ControlsPanel(QWidget):
         running.addRow("Backend", self.backend)
         running.addRow("Precision", self.dtype)
         layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)  # dense: the panel fits 1366x768 unscrolled
+        layout.setSpacing(4)
         for title, form in (("Sizes", sizes), ("Scores", scoring), ("Engine", running)):
+            form.setContentsMargins(6, 4, 6, 4)
+            form.setVerticalSpacing(3)
+            form.setHorizontalSpacing(6)
             box = QGroupBox(title)
             box.setLayout(form)
             layout.addWidget(box)

@@ -1,0 +1,113 @@
+"""The window's layout on small and common screens, and the keyboard in the stage column."""
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest
+import window_fixtures
+from PySide6.QtCore import QRect, Qt
+
+# The real window (and its recorded dialogs), as pytest fixtures of this module.
+window, dialogs = window_fixtures.window, window_fixtures.dialogs
+
+HEART = ("scores", "weights")
+
+
+def sized(win, qtbot, width: int, height: int):
+    """Lay ``win`` out as a first start on a ``width`` x ``height`` screen does."""
+    win.resize(width, height)
+    win.fit_docks(width, height)
+    qtbot.waitUntil(lambda: win.width() == width and win.height() == height)
+    qtbot.waitUntil(lambda: win.stages.view("weights").frame is not None, timeout=10000)
+    qtbot.wait(50)  # let the layouts settle
+
+
+def fully_on_screen(win, stage: str) -> bool:
+    """True when the whole view of ``stage`` lies inside the stage column's viewport."""
+    view = win.stages.view(stage)
+    return view.isVisible() and win.stages.visible_rect(stage) == QRect(
+        view.mapTo(win.stages.scroll_area().viewport(), view.rect().topLeft()), view.size()
+    )
+
+
+@pytest.mark.parametrize("width, height", [(1366, 768), (1600, 1000)])
+def test_scores_and_weights_fit_with_the_controls_unscrolled(window, qtbot, width, height):
+    sized(window, qtbot, width, height)
+    for stage in HEART:
+        assert fully_on_screen(window, stage), stage
+    controls = window.controls_dock.widget()
+    assert not controls.verticalScrollBar().isVisible()
+    assert not controls.horizontalScrollBar().isVisible()
+    assert window.matrices.isVisible() and window.matrices.height() > 200  # an editor too
+
+
+def test_at_1600x1000_the_whole_attention_row_is_in_view(window, qtbot):
+    sized(window, qtbot, 1600, 1000)
+    for stage in ("scores", "scaled", "masked", "weights", "head_outputs"):
+        assert fully_on_screen(window, stage), stage
+
+
+def test_small_matrices_keep_every_number_at_1366x768(window, qtbot):
+    sized(window, qtbot, 1366, 768)
+    for stage in HEART:
+        view = window.stages.view(stage)
+        assert view.width() >= view.wanted_width()  # the width at which every number fits
+        assert view.frame.texts and all(view.frame.texts)
+
+
+def test_the_inputs_fold_on_a_small_screen_and_open_on_a_click(window, qtbot):
+    sized(window, qtbot, 1366, 768)
+    panel = window.stages
+    assert not panel.inputs_open() and not panel.view("Q").isVisible()
+    assert "Q, K, V" in panel.inputs_toggle.text()
+    qtbot.mouseClick(panel.inputs_toggle, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: panel.view("Q").isVisible())
+    assert panel.inputs_open()
+    qtbot.mouseClick(panel.inputs_toggle, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not panel.view("Q").isVisible())
+    qtbot.waitUntil(lambda: fully_on_screen(window, "weights"))
+
+
+@pytest.mark.parametrize("width, height", [(1366, 768), (1600, 1000)])
+def test_each_walkthrough_step_scrolls_its_framed_view_into_sight(window, qtbot, width, height):
+    sized(window, qtbot, width, height)
+    walk, seen = window.walkthrough, []
+    for _ in range(len(walk.steps())):
+        stage = walk.current().stage
+        if stage in window.stages.views():
+            qtbot.waitUntil(lambda s=stage: window.stages.view(s).is_highlighted())
+            qtbot.waitUntil(lambda s=stage: fully_on_screen(window, s))
+            seen.append(stage)
+        walk.next_button.click()
+    assert {"Q", "K", "V", "scores", "weights"} <= set(seen)
+
+
+def test_ctrl_brackets_step_through_every_stage_and_show_it(window, qtbot):
+    sized(window, qtbot, 1366, 768)
+    panel, session = window.stages, window.session
+    window.stages.keys.select_stage("X")
+    visited = ["X"]
+    for _ in range(len(panel.shown_stages()) - 1):
+        qtbot.keyClick(window, Qt.Key.Key_BracketRight, Qt.KeyboardModifier.ControlModifier)
+        visited.append(session.selected_stage)
+        assert fully_on_screen(window, session.selected_stage), session.selected_stage
+        assert panel.view(session.selected_stage).graphics.hasFocus()
+    assert tuple(visited) == panel.shown_stages()
+    qtbot.keyClick(window, Qt.Key.Key_BracketLeft, Qt.KeyboardModifier.ControlModifier)
+    assert session.selected_stage == visited[-2]
+
+
+def test_arrow_keys_move_the_selected_cell_of_the_focused_view(window, qtbot):
+    sized(window, qtbot, 1366, 768)
+    session, graphics = window.session, window.stages.view("weights").graphics
+    window.stages.keys.select_stage("weights")
+    qtbot.keyClick(graphics, Qt.Key.Key_Home)
+    assert session.selected_cell == (0, 0)
+    qtbot.keyClick(graphics, Qt.Key.Key_Down)
+    qtbot.keyClick(graphics, Qt.Key.Key_Down)
+    qtbot.keyClick(graphics, Qt.Key.Key_Right)
+    assert session.selected_cell == (2, 1) and session.selected_stage == "weights"
+    for _ in range(6):  # stops at the last row
+        qtbot.keyClick(graphics, Qt.Key.Key_Down)
+    assert session.selected_cell == (3, 1)
