@@ -111,3 +111,26 @@ def test_arrow_keys_move_the_selected_cell_of_the_focused_view(window, qtbot):
     for _ in range(6):  # stops at the last row
         qtbot.keyClick(graphics, Qt.Key.Key_Down)
     assert session.selected_cell == (3, 1)
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_the_focused_stage_view_is_framed_in_the_highlight_colour(window, qtbot, theme):
+    from PySide6.QtGui import QPalette
+    from PySide6.QtWidgets import QApplication
+
+    window.prefs.theme = theme
+    sized(window, qtbot, 1366, 768)
+    graphics = window.stages.view("weights").graphics
+
+    def edge_colour():
+        image = graphics.grab().toImage()
+        return image.pixelColor(0, image.height() // 2).name()
+
+    window.stages.view("scores").graphics.setFocus()
+    qtbot.waitUntil(lambda: window.stages.view("scores").graphics.hasFocus())
+    unfocused = edge_colour()
+    window.stages.keys.select_stage("weights")
+    qtbot.waitUntil(graphics.hasFocus)
+    highlight = QApplication.palette(graphics).color(QPalette.ColorRole.Highlight).name()
+    qtbot.waitUntil(lambda: edge_colour() == highlight)
+    assert unfocused != highlight

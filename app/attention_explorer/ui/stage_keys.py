@@ -2,6 +2,7 @@
 
 * Ctrl+] and Ctrl+[ select the next or previous stage view (in pipeline order, the folded
   inputs included), give it the focus and scroll it into sight;
+* the focused view wears a 2-pixel frame in the highlight colour (light and dark themes);
 * the arrow keys move the selected cell inside the focused view (the Cell arithmetic panel
   follows the selection), Home goes back to the first cell.
 
@@ -13,6 +14,8 @@ from __future__ import annotations
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QKeySequence, QShortcut
 
+#: How a focused view is framed: the palette's highlight colour, so both themes show it.
+FOCUS_FRAME = "border: 2px solid palette(highlight);"
 #: Arrow key -> (row step, column step).
 ARROW_STEPS = {
     Qt.Key.Key_Up: (-1, 0),
@@ -76,9 +79,12 @@ class StageKeys(QObject):
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt API name
         """Arrow keys and Home on a focused view move its selected cell."""
         if event.type() == QEvent.Type.FocusIn:
+            watched.setStyleSheet(FOCUS_FRAME)
             stage = watched.property("stage")
             if stage and self.panel.session.selected_stage != stage:
                 self.panel.session.selected_stage = stage
+        elif event.type() == QEvent.Type.FocusOut:
+            watched.setStyleSheet("")
         if event.type() != QEvent.Type.KeyPress or event.modifiers() & (
             Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier
         ):
