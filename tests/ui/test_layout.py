@@ -134,3 +134,35 @@ def test_the_focused_stage_view_is_framed_in_the_highlight_colour(window, qtbot,
     highlight = QApplication.palette(graphics).color(QPalette.ColorRole.Highlight).name()
     qtbot.waitUntil(lambda: edge_colour() == highlight)
     assert unfocused != highlight
+
+
+def test_the_token_limits_are_explained_where_they_bite(window, qtbot):
+    from attention_explorer.ui.token_strip import MAX_TOKENS
+
+    strip, slider = window.tokens, window.controls.tokens
+    assert f"{slider.maximum()}" in slider.toolTip() and f"{MAX_TOKENS}" in slider.toolTip()
+    assert "impractical" in strip.query_row.add.toolTip()
+    assert f"up to {slider.maximum()}" in strip.query_row.add.toolTip()
+    assert strip.set_count(MAX_TOKENS)
+    assert not strip.query_row.add.isEnabled()
+    assert not strip.set_count(MAX_TOKENS + 1)  # refused, with the reason
+    assert "impractical" in strip.message() and f"{slider.maximum()}" in strip.message()
+
+
+def test_while_dragging_tokens_the_slider_strip_and_status_line_agree(window, qtbot):
+    """A drag sends many values while traces are still being computed; after every step
+    the slider's label, the token strip and the status line name the same count."""
+    slider, strip = window.controls.tokens, window.tokens
+    label = slider._label  # the number box superqt shows beside the slider
+    for count in (70, 300, 1200, 1210, 1225, 1190, 1186):
+        slider.setValue(count)  # what each mouse move of a drag does
+        shown = (
+            label.value(),
+            int(strip.query_row.title.text().split("(")[1].rstrip(")")),
+            int(window.status.size_label.text().split("×")[0]),
+        )
+        assert shown == (count, count, count)
+        extra = strip.query_row.more.text()
+        assert extra == f"… {count - len(strip.edits())} more" and len(strip.edits()) == 64
+    qtbot.waitUntil(lambda: window.live.trace.n_queries == 1186, timeout=30000)
+    assert window.status.size_label.text().startswith("1186×1186 tokens")
