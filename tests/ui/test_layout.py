@@ -166,3 +166,29 @@ def test_while_dragging_tokens_the_slider_strip_and_status_line_agree(window, qt
         assert extra == f"… {count - len(strip.edits())} more" and len(strip.edits()) == 64
     qtbot.waitUntil(lambda: window.live.trace.n_queries == 1186, timeout=30000)
     assert window.status.size_label.text().startswith("1186×1186 tokens")
+
+
+def test_the_examples_menu_names_the_tutorial_each_example_comes_from(window):
+    from attention_explorer.ui.main_menus import example_source
+
+    actions = [
+        action
+        for group in window.menus.examples.actions()
+        if group.menu() is not None
+        for action in group.menu().actions()
+    ]
+    causal = next(a for a in actions if a.text() == "Causal mask on the three-token example")
+    assert example_source("causal-mask") == "seed 001, section 6"
+    assert causal.toolTip() == "From the tutorial: seed 001, section 6"
+    assert causal.statusTip().endswith("(from seed 001, section 6)")
+    sourced = [a for a in actions if a.toolTip().startswith("From the tutorial: seed ")]
+    assert len(sourced) >= 20  # every shipped tutorial example says where it comes from
+
+
+def test_a_refused_edit_message_leaves_after_a_later_valid_edit(window, qtbot):
+    bar = window.statusBar()
+    window.controls.d_model.setValue(9)  # 2 heads do not divide 9: refused
+    assert "not divisible" in bar.currentMessage()
+    window.controls.temperature_box.setValue(2.0)  # a later edit that goes through
+    assert window.session.config.temperature == 2.0
+    assert "not divisible" not in bar.currentMessage()
