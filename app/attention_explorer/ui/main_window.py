@@ -39,6 +39,9 @@ from attention_explorer.ui.theme import apply_theme
 from attention_explorer.ui.token_strip import TokenStrip
 from attention_explorer.ui.walkthrough_panel import WalkthroughPanel
 
+#: The width the stage column needs to show two views of a small example side by side.
+STAGES_TWO_WIDE = 760
+
 
 class MainWindow(QMainWindow):
     """The explorer window for one session.
@@ -160,7 +163,10 @@ class MainWindow(QMainWindow):
             [self.walk_dock, self.heads_dock], [rest - heads, heads], Qt.Orientation.Horizontal
         )
         self.resizeDocks([self.walk_dock], [150 if height < 900 else 190], Qt.Orientation.Vertical)
-        editor = 280 if width < 1500 else int(rest * 0.34)
+        # The editor gets all it asks for when the stage views keep room for two side by side
+        # (the scores beside the scaled scores, the masked scores beside the weights).
+        wanted = self._splitter.widget(0).widget().minimumSizeHint().width()
+        editor = max(240, min(wanted, rest - STAGES_TWO_WIDE))
         self._splitter.setSizes([editor, rest - editor])
 
     def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
