@@ -69,8 +69,13 @@ def test_the_inputs_fold_on_a_small_screen_and_open_on_a_click(window, qtbot):
     qtbot.waitUntil(lambda: fully_on_screen(window, "weights"))
 
 
+@pytest.mark.parametrize("example", [None, "causal-mask"])
 @pytest.mark.parametrize("width, height", [(1366, 768), (1600, 1000)])
-def test_each_walkthrough_step_scrolls_its_framed_view_into_sight(window, qtbot, width, height):
+def test_each_walkthrough_step_scrolls_its_framed_view_into_sight(
+    window, qtbot, width, height, example
+):
+    if example is not None:
+        assert window.open_example(example)
     sized(window, qtbot, width, height)
     walk, seen = window.walkthrough, []
     for _ in range(len(walk.steps())):
@@ -80,7 +85,7 @@ def test_each_walkthrough_step_scrolls_its_framed_view_into_sight(window, qtbot,
             qtbot.waitUntil(lambda s=stage: fully_on_screen(window, s))
             seen.append(stage)
         walk.next_button.click()
-    assert {"Q", "K", "V", "scores", "weights"} <= set(seen)
+    assert {"Q", "K", "V", "scores", "masked", "weights"} <= set(seen)
 
 
 def test_ctrl_brackets_step_through_every_stage_and_show_it(window, qtbot):

@@ -165,7 +165,7 @@ class MainWindow(QMainWindow):
         self.resizeDocks([self.walk_dock], [150 if height < 900 else 190], Qt.Orientation.Vertical)
         # The editor gets all it asks for when the stage views keep room for two side by side
         # (the scores beside the scaled scores, the masked scores beside the weights).
-        wanted = self._splitter.widget(0).widget().minimumSizeHint().width()
+        wanted = self._splitter.widget(0).widget().minimumSizeHint().width() + 6
         editor = max(240, min(wanted, rest - STAGES_TWO_WIDE))
         self._splitter.setSizes([editor, rest - editor])
 
