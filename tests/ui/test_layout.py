@@ -197,3 +197,34 @@ def test_a_refused_edit_message_leaves_after_a_later_valid_edit(window, qtbot):
     window.controls.temperature_box.setValue(2.0)  # a later edit that goes through
     assert window.session.config.temperature == 2.0
     assert "not divisible" not in bar.currentMessage()
+
+
+def test_the_dark_theme_darkens_the_window_even_without_platform_support(window, qtbot):
+    from PySide6.QtGui import QPalette
+    from PySide6.QtWidgets import QApplication
+
+    window.prefs.theme = "dark"
+    assert QApplication.palette().color(QPalette.ColorRole.Window).lightness() < 80
+    window.prefs.theme = "light"
+    assert QApplication.palette().color(QPalette.ColorRole.Window).lightness() > 170
+
+
+def test_stage_captions_follow_the_theme(window, qtbot):
+    """In the dark theme a caption is drawn in light text, in the light theme in dark text."""
+    caption = window.findChild(type(window.stages.header), "caption_scores")
+
+    def text_lightness() -> int:
+        image = caption.grab().toImage()
+        pixels = [
+            image.pixelColor(x, y).lightness()
+            for x in range(image.width())
+            for y in range(image.height())
+        ]
+        background = image.pixelColor(0, 0).lightness()
+        return max(pixels, key=lambda value: abs(value - background))
+
+    window.prefs.theme = "dark"
+    qtbot.waitUntil(lambda: text_lightness() > 170)
+    window.prefs.theme = "light"
+    qtbot.waitUntil(lambda: text_lightness() < 80)
+    assert caption.font().bold()

@@ -177,7 +177,9 @@ class StagePanel(QWidget):
                 caption = QLabel(f"{step_caption(stage, None)}\n→", inner)
                 caption.setAlignment(Qt.AlignmentFlag.AlignCenter)
                 caption.setMinimumWidth(CAPTION_WIDTH - 4)
-                caption.setStyleSheet("font-weight: bold;")
+                bold = caption.font()
+                bold.setBold(True)
+                caption.setFont(bold)  # not a style sheet: that would freeze the theme's colours
                 caption.setObjectName(f"caption_{stage}")
                 view = HeatmapView(stage, self.session, self.prefs, inner)
                 view.export_requested.connect(self.export_requested)
