@@ -228,3 +228,21 @@ def test_stage_captions_follow_the_theme(window, qtbot):
     window.prefs.theme = "light"
     qtbot.waitUntil(lambda: text_lightness() < 80)
     assert caption.font().bold()
+
+
+def test_arrow_keys_alone_show_each_cell_arithmetic_in_the_panel(window, qtbot):
+    """No mouse: Ctrl+] picks a view, arrows pick a cell, the Cell arithmetic panel explains it."""
+    from attention_explorer.engine import explain
+
+    sized(window, qtbot, 1366, 768)
+    window.stages.keys.select_stage("scaled")
+    graphics = window.stages.view("scaled").graphics
+    qtbot.keyClick(graphics, Qt.Key.Key_Home)
+    qtbot.keyClick(graphics, Qt.Key.Key_Down)
+    qtbot.keyClick(window, Qt.Key.Key_BracketRight, Qt.KeyboardModifier.ControlModifier)
+    assert window.session.selected_stage == "masked"
+    qtbot.keyClick(window.stages.view("masked").graphics, Qt.Key.Key_Right)
+    trace, head = window.live.trace, window.session.selected_head
+    expected = explain(trace, "masked", head, 1, 1).text().splitlines()[0]
+    assert window.session.selected_cell == (1, 1)
+    assert window.arithmetic.text.toPlainText().splitlines()[0] == expected
