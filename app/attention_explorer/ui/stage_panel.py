@@ -87,7 +87,7 @@ def step_caption(stage: str, trace) -> str:
 
 def hidden_stages(trace) -> tuple[str, ...]:
     """The stages a panel leaves out for ``trace``: the input row in direct mode, P and X + P
-    with positions off, concat and output for one head without W_O."""
+    with positions off, concat and output for one head without W_O, output without W_O."""
     hidden = []
     config = trace.config
     if config.mode != "projection":
@@ -96,6 +96,8 @@ def hidden_stages(trace) -> tuple[str, ...]:
         hidden += POSITION_STAGES
     if not (config.heads > 1 or trace.has("output")):
         hidden += COMBINE_STAGES
+    elif not trace.has("output"):  # several heads, no W_O: their concatenation is the output
+        hidden.append("output")
     return tuple(hidden)
 
 
@@ -336,8 +338,8 @@ class StagePanel(QWidget):
         return self._scroll
 
     def combine_row_shown(self) -> bool:
-        """True when the concat and W_O output views are part of the panel."""
-        return not set(COMBINE_STAGES) & self._hidden
+        """True when the concat view (and the W_O output, when computed) is part of the panel."""
+        return "concat" not in self._hidden
 
     def shown_stages(self) -> tuple[str, ...]:
         """Every stage this computation has, in pipeline order, the folded inputs included
