@@ -148,6 +148,9 @@ class MainWindow(QMainWindow):
         self.resize(width, height)
         if screen is not None:
             self.move(screen.topLeft())
+            # Maximized, so the title bar a window manager adds does not push the status bar
+            # off the bottom of the screen.
+            self.setWindowState(self.windowState() | Qt.WindowState.WindowMaximized)
         self.fit_docks(width, height)
 
     def fit_docks(self, width: int, height: int) -> None:
