@@ -303,7 +303,7 @@ def test_views_reflow_to_the_panel_width_in_pipeline_order(setup, qtbot):
     qtbot.waitUntil(lambda: weights.y() > scores.y() and weights.x() == scores.x())
     panel.resize(760, 850)
     qtbot.waitUntil(lambda: panel.columns() == 2)
-    assert all(panel.view(stage).isVisible() for stage in panel.shown_stages())
+    assert all(panel.view(stage).isVisible() for stage in panel.on_screen_stages())
 
 
 def test_narrow_views_keep_the_colour_bar_and_every_token_name_inside(setup, qtbot):
@@ -378,3 +378,13 @@ def test_levels_ignore_masked_cells_and_match_the_finite_extremes(stage):
     else:
         assert (low, high) == (pytest.approx(float(finite.min())), pytest.approx(finite.max()))
     assert levels_for(stage, np.full((3, 3), -np.inf)) in ((-1.0, 1.0), (0.0, 1.0))
+
+
+def test_several_heads_without_w_o_show_concat_but_no_empty_output_view(setup):
+    session, live, _, panel, _ = setup
+    data = session.data()
+    session.load(data.with_changes(config=data.config.with_changes(use_output_projection=False)))
+    live.recompute_now()
+    assert "concat" in panel.shown_stages() and "output" not in panel.shown_stages()
+    assert not panel.view("output").isVisible()
+    assert all(panel.view(stage).frame is not None for stage in panel.shown_stages())

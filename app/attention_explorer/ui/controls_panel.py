@@ -27,8 +27,10 @@ from attention_explorer.engine import (
 )
 from attention_explorer.session import History, Session, resize
 from attention_explorer.ui.labeled_slider import SliderWithBox, float_slider, int_slider
+from attention_explorer.ui.token_strip import MAX_TOKENS as STRIP_MAX_TOKENS
+from attention_explorer.ui.token_strip import SLIDER_MAX_TOKENS
 
-MAX_TOKENS = 4096
+MAX_TOKENS = SLIDER_MAX_TOKENS
 MASK_LABELS = {
     "none": "None",
     "causal": "Causal (no peeking ahead)",
@@ -84,7 +86,13 @@ class ControlsPanel(QWidget):
     # -- layout ------------------------------------------------------------------------------
     def _build(self) -> None:
         self.mode = _combo(MODE_LABELS, "Where Q, K and V come from")
-        self.tokens = int_slider(1, MAX_TOKENS, "Number of tokens (query rows)")
+        self.tokens = int_slider(
+            1,
+            MAX_TOKENS,
+            f"Number of tokens (query rows), 1 to {MAX_TOKENS}. The + beside the token names"
+            f" stops at {STRIP_MAX_TOKENS}, since typing matrices beyond that is impractical;"
+            f" this slider's maximum is {MAX_TOKENS}.",
+        )
         self.d_model = int_slider(1, 512, "Embedding width d_model (projection mode)")
         self.heads = QComboBox()
         self.heads.setToolTip("Number of heads; in projection mode only divisors of d_model")
@@ -133,7 +141,12 @@ class ControlsPanel(QWidget):
         running.addRow("Backend", self.backend)
         running.addRow("Precision", self.dtype)
         layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)  # dense: the panel fits 1366x768 unscrolled
+        layout.setSpacing(4)
         for title, form in (("Sizes", sizes), ("Scores", scoring), ("Engine", running)):
+            form.setContentsMargins(6, 4, 6, 4)
+            form.setVerticalSpacing(3)
+            form.setHorizontalSpacing(6)
             box = QGroupBox(title)
             box.setLayout(form)
             layout.addWidget(box)

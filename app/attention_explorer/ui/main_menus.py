@@ -169,6 +169,26 @@ def build_menus(window) -> Menus:
     show_values.toggled.connect(lambda on: setattr(prefs, "show_values", bool(on)))
     view.addAction(show_values)
     view.addSeparator()
+    keys = window.stages.keys
+    next_stage = _action(
+        window,
+        view,
+        "Next stage",
+        partial(keys.step_stage, 1),
+        None,
+        "Select the next stage view (Ctrl+]); arrow keys move its selected cell",
+    )
+    back_stage = _action(
+        window,
+        view,
+        "Previous stage",
+        partial(keys.step_stage, -1),
+        None,
+        "Select the previous stage view (Ctrl+[); arrow keys move its selected cell",
+    )
+    for action, text in ((next_stage, "Ctrl+]"), (back_stage, "Ctrl+[")):
+        action.setText(f"{action.text()}\t{text}")  # the panel's own shortcut does the work
+    view.addSeparator()
     docks = (window.controls_dock, window.heads_dock, window.walk_dock, window.arithmetic_dock)
     for dock in (*docks, window.model_dock):
         view.addAction(dock.toggleViewAction())
@@ -191,6 +211,21 @@ def build_menus(window) -> Menus:
     )
 
 
+def example_source(key: str) -> str:
+    """Which tutorial an example comes from (its ``experiment.source``), '' when unsaid."""
+    import json
+
+    from attention_explorer.session.examples import example_path
+
+    try:
+        doc = json.loads(example_path(key).read_text(encoding="utf-8"))
+    except (KeyError, OSError, ValueError):
+        return ""
+    experiment = doc.get("experiment") if isinstance(doc, dict) else None
+    source = experiment.get("source") if isinstance(experiment, dict) else None
+    return " ".join(source.split()) if isinstance(source, str) else ""
+
+
 def _fill_examples(window, menu: QMenu) -> None:
     try:
         from attention_explorer.session.examples import list_examples
@@ -200,9 +235,13 @@ def _fill_examples(window, menu: QMenu) -> None:
         menu.addAction(f"(examples unavailable: {exc})").setEnabled(False)
         return
     groups: dict[str, QMenu] = {}
+    menu.setToolTipsVisible(True)
     for example in examples:
         sub = groups.get(example.group)
         if sub is None:
             sub = groups[example.group] = menu.addMenu(example.group)
+            sub.setToolTipsVisible(True)
         action = _action(window, sub, example.title, partial(window.open_example, example.key))
-        action.setStatusTip(example.summary)
+        source = example_source(example.key)
+        action.setStatusTip(f"{example.summary} (from {source})" if source else example.summary)
+        action.setToolTip(f"From the tutorial: {source}" if source else example.title)

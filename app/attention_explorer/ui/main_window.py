@@ -39,6 +39,9 @@ from attention_explorer.ui.theme import apply_theme
 from attention_explorer.ui.token_strip import TokenStrip
 from attention_explorer.ui.walkthrough_panel import WalkthroughPanel
 
+#: The width the stage column needs to show two views of a small example side by side.
+STAGES_TWO_WIDE = 760
+
 
 class MainWindow(QMainWindow):
     """The explorer window for one session.
@@ -88,7 +91,16 @@ class MainWindow(QMainWindow):
         left_layout.addWidget(self.matrices, 1)
         splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.setObjectName("mainSplitter")
-        splitter.addWidget(left)
+        # The editor's toolbar is wider than the editor needs to be on a small screen: it
+        # scrolls sideways there rather than crowd the stage views into one column.
+        left_scroll = QScrollArea()
+        left_scroll.setObjectName("editorScroll")
+        left_scroll.setWidget(left)
+        left_scroll.setWidgetResizable(True)
+        left_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        left_scroll.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        left_scroll.setMinimumWidth(240)
+        splitter.addWidget(left_scroll)
         splitter.addWidget(self.stages)
         splitter.setStretchFactor(0, 2)
         splitter.setStretchFactor(1, 5)
@@ -117,27 +129,48 @@ class MainWindow(QMainWindow):
             "Model", self.model_panel, Qt.DockWidgetArea.RightDockWidgetArea
         )
         self.model_dock.hide()  # shown by File > Open Model… or View > Model
+        # The controls take the left edge from top to bottom: the bottom docks sit beside them,
+        # so neither the controls nor the stage column lose height to the other.
+        self.setCorner(Qt.Corner.BottomLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.splitDockWidget(self.walk_dock, self.heads_dock, Qt.Orientation.Horizontal)
         self.tabifyDockWidget(self.walk_dock, self.arithmetic_dock)
         self.walk_dock.raise_()
         self._splitter = splitter
 
     def _default_layout(self) -> None:
-        """First-run sizes: most of the screen, the stage views widest, short bottom docks.
+        """First-run sizes: the whole screen, the stage views widest, short bottom docks.
 
         A saved layout (QSettings) replaces this on later starts.
         """
         screen = self.screen().availableGeometry() if self.screen() else None
-        width = min(1560, int(screen.width() * 0.96)) if screen else 1500
-        height = min(980, int(screen.height() * 0.94)) if screen else 920
+        width = screen.width() if screen else 1500
+        height = screen.height() if screen else 920
         self.resize(width, height)
-        self.resizeDocks([self.controls_dock], [330], Qt.Orientation.Horizontal)
+        if screen is not None:
+            self.move(screen.topLeft())
+            # Maximized, so the title bar a window manager adds does not push the status bar
+            # off the bottom of the screen.
+            self.setWindowState(self.windowState() | Qt.WindowState.WindowMaximized)
+        self.fit_docks(width, height)
+
+    def fit_docks(self, width: int, height: int) -> None:
+        """Share ``width`` x ``height`` out: narrow controls, short bottom docks (the All heads
+        thumbnails need little room), the rest to the editor and, most, to the stage views."""
+        scroll = self.controls_dock.widget()
+        least = self.controls.minimumSizeHint().width() + 2 * scroll.frameWidth() + 2
+        controls = max(least, 300 if width < 1500 else 330)
+        self.resizeDocks([self.controls_dock], [controls], Qt.Orientation.Horizontal)
+        heads = 260 if width < 1500 else 300
+        rest = width - controls - 12
         self.resizeDocks(
-            [self.walk_dock, self.heads_dock], [width - 620, 330], Qt.Orientation.Horizontal
+            [self.walk_dock, self.heads_dock], [rest - heads, heads], Qt.Orientation.Horizontal
         )
-        self.resizeDocks([self.walk_dock], [200], Qt.Orientation.Vertical)
-        rest = width - 340
-        self._splitter.setSizes([int(rest * 0.36), int(rest * 0.64)])
+        self.resizeDocks([self.walk_dock], [150 if height < 900 else 190], Qt.Orientation.Vertical)
+        # The editor gets all it asks for when the stage views keep room for two side by side
+        # (the scores beside the scaled scores, the masked scores beside the weights).
+        wanted = self._splitter.widget(0).widget().minimumSizeHint().width() + 6
+        editor = max(240, min(wanted, rest - STAGES_TWO_WIDE))
+        self._splitter.setSizes([editor, rest - editor])
 
     def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)

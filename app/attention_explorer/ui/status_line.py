@@ -41,12 +41,8 @@ class StatusLine:
     def end_paint(self, trace: Trace) -> None:
         """Connected to LiveTrace.updated after every view: shows the timings and sizes."""
         self.paint_seconds = time.perf_counter() - self._paint_started
-        config = trace.config
         self.engine_label.setText(f"{trace.backend.label} · {trace.dtype}")
-        self.size_label.setText(
-            f"{trace.n_queries}×{trace.n_keys} tokens · {config.heads} head"
-            f"{'s' if config.heads > 1 else ''} · d_k {config.head_dim}"
-        )
+        self._show_sizes()
         compute_ms = self.live.compute_seconds * 1000
         views_ms = self.paint_seconds * 1000
         self.time_label.setText(f"compute {compute_ms:.1f} ms · views {views_ms:.1f} ms")
@@ -61,6 +57,18 @@ class StatusLine:
         elif self._trace_message and self.bar.currentMessage() == self._trace_message:
             self.bar.clearMessage()  # an old note that no longer holds; other messages stay
         self._trace_message = note
+
+    def _show_sizes(self) -> None:
+        """The session's sizes, the numbers the controls and the token strip show too (during
+        a drag the trace on screen may still be one step behind them)."""
+        s = self.session
+        config = s.config
+        text = (
+            f"{len(s.tokens)}×{len(s.key_tokens)} tokens · {config.heads} head"
+            f"{'s' if config.heads > 1 else ''} · d_k {config.head_dim}"
+        )
+        if self.size_label.text() != text:
+            self.size_label.setText(text)
 
     def _on_failed(self, field: str, message: str) -> None:
         self._trace_message = (
@@ -79,6 +87,7 @@ class StatusLine:
 
     def _on_document_changed(self, *_args: object) -> None:
         """A refused edit changes nothing, so any change is a later edit that went through."""
+        self._show_sizes()
         if self._input_message and self.bar.currentMessage() == self._input_message:
             self.bar.clearMessage()
         self._input_message = ""

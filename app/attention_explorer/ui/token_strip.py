@@ -35,9 +35,17 @@ from attention_explorer.ui.matrix_model import (
 )
 
 MIN_TOKENS = 1
-#: The most tokens the + button adds up to (larger sessions come from files).
+#: The most tokens the + button adds up to, and the most name boxes shown: beyond that,
+#: typing matrices by hand is impractical (the Tokens slider in Controls goes further).
 MAX_TOKENS = 64
+#: The Tokens slider's maximum (kept equal to the controls panel's).
+SLIDER_MAX_TOKENS = 4096
 MAX_NAME_LENGTH = 32
+#: Why + stops where it does, for its tooltip and the message of a refused count.
+LIMIT_TEXT = (
+    f"+ stops at {MAX_TOKENS} tokens: beyond that, typing matrices by hand is impractical. "
+    f"The Tokens slider in Controls goes up to {SLIDER_MAX_TOKENS}."
+)
 
 
 @dataclass
@@ -50,6 +58,7 @@ class _Row:
     scroll: QScrollArea
     remove: QToolButton
     add: QToolButton
+    more: QLabel
     edits: list[QLineEdit] = field(default_factory=list)
 
 
@@ -98,6 +107,10 @@ class TokenStrip(QWidget):
         boxes = QHBoxLayout(holder)
         boxes.setContentsMargins(0, 0, 0, 0)
         boxes.setSpacing(3)
+        more = QLabel(holder)  # "… 4032 more": names past the boxes shown
+        more.setObjectName("moreTokens")
+        more.setTextFormat(Qt.TextFormat.PlainText)
+        boxes.addWidget(more)
         boxes.addStretch(1)
         scroll = QScrollArea(self)
         scroll.setWidget(holder)
@@ -107,13 +120,13 @@ class TokenStrip(QWidget):
         scroll.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         what = "key token" if keys else "token"
         remove = self._button("−", f"Remove the last {what}")
-        add = self._button("+", f"Add a {what} at the end")
+        add = self._button("+", f"Add a {what} at the end. {LIMIT_TEXT}")
         remove.clicked.connect(lambda: self.set_count(self._count(keys) - 1, keys=keys))
         add.clicked.connect(lambda: self.set_count(self._count(keys) + 1, keys=keys))
         for column, widget in enumerate((title, remove, add, scroll)):
             grid.addWidget(widget, line, column)
         grid.setColumnStretch(3, 1)
-        return _Row(keys, title, boxes, scroll, remove, add)
+        return _Row(keys, title, boxes, scroll, remove, add, more)
 
     def _button(self, text: str, tip: str) -> QToolButton:
         button = QToolButton(self)
@@ -171,7 +184,9 @@ class TokenStrip(QWidget):
         """Grow or shrink the tokens (or key tokens) to ``count``; every matrix follows."""
         what = "key tokens" if keys else "tokens"
         if not MIN_TOKENS <= count <= MAX_TOKENS:
-            self._show_error(f"There can be {MIN_TOKENS} to {MAX_TOKENS} {what} here, not {count}")
+            self._show_error(
+                f"There can be {MIN_TOKENS} to {MAX_TOKENS} {what} here, not {count}. " + LIMIT_TEXT
+            )
             return False
         old = self._count(keys)
         if count == old:
@@ -223,8 +238,12 @@ class TokenStrip(QWidget):
             for widget in (row.title, row.scroll, row.remove, row.add):
                 widget.setVisible(visible)
             names = self._names(row.keys) if visible else ()
-            self._sync_row(row, names)
-            row.remove.setEnabled(len(names) > MIN_TOKENS)
+            self._sync_row(row, names[:MAX_TOKENS])
+            extra = len(names) - MAX_TOKENS
+            row.more.setText(f"… {extra} more" if extra > 0 else "")
+            row.more.setVisible(extra > 0)
+            row.title.setText(f"{'Keys' if row.keys else 'Tokens'} ({len(names)})")
+            row.remove.setEnabled(MIN_TOKENS < len(names) <= MAX_TOKENS)
             row.add.setEnabled(len(names) < MAX_TOKENS)
         self._fit_heights()
 
