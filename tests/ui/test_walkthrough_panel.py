@@ -253,3 +253,13 @@ def test_an_example_walks_the_token_it_names(qtbot, starter):
     focus = data.experiment["focus"]
     assert scores.cells[0] == (focus["row"], focus["col"])
     assert "t2" in scores.text
+
+
+def test_failure_notice_quotes_the_message_literally(qtbot, starter):
+    # A message with quotes and no tag (Apple's mps, 'float16') must not show &#x27; entities,
+    # and one with a tag must not render it.
+    panel, _session, live = starter
+    message = "Apple's mps device has no 'float64' <b>here</b>"
+    live.failed.emit("dtype", message)
+    assert panel.notice.textFormat() == Qt.TextFormat.PlainText
+    assert message in panel.notice.text()

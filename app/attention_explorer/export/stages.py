@@ -85,14 +85,6 @@ def _heads_text(heads: tuple[int, ...]) -> str:
     return ", ".join(str(h) for h in heads) or "(none)"
 
 
-def stage_matrix(trace: Trace, stage: str, head: int | None) -> np.ndarray:
-    """The 2-D array of one stage and head, as float64 (mask: 1 = may attend, 0 = hidden)."""
-    array = np.asarray(trace.stage(stage, head))
-    if array.dtype == bool:
-        return array.astype(np.float64)
-    return np.asarray(array, dtype=np.float64)
-
-
 def axis_names(stage: str) -> tuple[str, str]:
     """(row axis, column axis) names for pictures and CSV headers, from the catalogue."""
     entry = catalogue_stage(stage)

@@ -108,11 +108,6 @@ def unique_names(existing: tuple[str, ...], count: int, prefix: str = "t") -> tu
     return tuple(names)
 
 
-def default_token_names(count: int, start: int = 0) -> tuple[str, ...]:
-    """Names for a fresh sequence: ``t0``, ``t1`` ... (``start`` shifts the first number)."""
-    return tuple(f"t{i}" for i in range(start, start + count))
-
-
 def _xavier(config) -> float:
     return 1.0 / math.sqrt(max(1, config.d_model))
 

@@ -28,8 +28,11 @@ def create_application():
     return app
 
 
-def run_app(session_path: str | None = None, example: str | None = None) -> int:
-    """Open the window (on a session file or worked example, if given) and run the event loop."""
+def run_app(session_path: str | None = None) -> int:
+    """Open the window (on a session file, if given) and run the event loop.
+
+    A worked example opens through :func:`attention_explorer.api.show` instead.
+    """
     app = create_application()
     from PySide6.QtCore import QTimer
 
@@ -41,6 +44,4 @@ def run_app(session_path: str | None = None, example: str | None = None) -> int:
     # message box over the starter session instead of stopping the app before it starts.
     if session_path:
         QTimer.singleShot(0, lambda: window.document.open(session_path))
-    elif example:
-        QTimer.singleShot(0, lambda: window.open_example(example))
     return app.exec()

@@ -38,7 +38,18 @@ class CellArithmetic(QWidget):
         self.refresh()
 
     def refresh(self, *_args: object) -> None:
-        """Show the arithmetic of the selected cell, or what to do to get one."""
+        """Show the arithmetic of the selected cell, or what to do to get one.
+
+        While the panel is hidden (closed, or a tab behind another) nothing is computed: an
+        edit's repaint does not pay for an explanation nobody reads; showing the panel
+        refreshes it.
+        """
+        if self.isVisible():
+            self.text.setPlainText(self._explanation())
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        """Bring the text up to date when the panel comes into view."""
+        super().showEvent(event)
         self.text.setPlainText(self._explanation())
 
     def _explanation(self) -> str:

@@ -126,4 +126,5 @@ class ExportAllDialog(QDialog):
             size=self.options.picture_size(),
             dpi=self.options.dpi(),
             decimals=self.options.decimals(),
+            scale=self.prefs.weights_scale,
         )

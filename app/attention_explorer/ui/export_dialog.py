@@ -34,11 +34,6 @@ FORMAT_CHOICES = (
 GRID = -1
 
 
-def stage_cmap(stage: str, prefs) -> str:
-    """The colour map the window shows ``stage`` with, so exports match the screen."""
-    return colormap_name_for(stage, prefs)
-
-
 class ExportDialog(QDialog):
     """Choose stage, head, format, size and file; export through :mod:`attention_explorer.export`.
 
@@ -149,13 +144,13 @@ class ExportDialog(QDialog):
         if path.suffix.lower() != f".{self.fmt()}":
             path = path.with_name(path.name + f".{self.fmt()}")
         options = dict(
-            cmap=stage_cmap(self.stage(), self.prefs),
+            cmap=colormap_name_for(self.stage(), self.prefs),
             show_values=self.options.show_values(),
             size=self.options.picture_size(),
             dpi=self.options.dpi(),
             name=self.name or None,
             decimals=self.options.decimals(),
-            scale=self.prefs.weights_scale if self.stage() == "weights" else "linear",
+            scale=self.prefs.weights_scale,  # the weights' colour scale; other stages ignore it
         )
         try:
             with parts.wait_cursor():

@@ -341,7 +341,7 @@ class MainWindow(QMainWindow):
         from PySide6.QtWidgets import QApplication
 
         from attention_explorer.export import ExportError, render_stage_image
-        from attention_explorer.ui.export_dialog import stage_cmap
+        from attention_explorer.ui.colormaps import colormap_name_for
 
         trace = self.live.trace
         if trace is None:
@@ -352,10 +352,10 @@ class MainWindow(QMainWindow):
                 trace,
                 stage,
                 head,
-                cmap=stage_cmap(stage, self.prefs),
+                cmap=colormap_name_for(stage, self.prefs),
                 name=self._export_name(),
                 show_values=self.prefs.show_values,
-                scale=self.prefs.weights_scale if stage == "weights" else "linear",
+                scale=self.prefs.weights_scale,
             )
         except ExportError as exc:
             self.status.show(f"Not copied: {exc}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from PySide6.QtCore import QEvent, QModelIndex, QObject, Qt
+from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QAction, QGuiApplication, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemDelegate,
@@ -315,7 +315,3 @@ class MatrixEditor(QWidget):
     def _on_editor_closed(self, _editor: QWidget, hint: QAbstractItemDelegate.EndEditHint) -> None:
         if hint == QAbstractItemDelegate.EndEditHint.SubmitModelCache and self._model.last_edit_ok:
             self._move_down()
-
-    def current_cell(self) -> QModelIndex:
-        """The table's current index."""
-        return self.table.currentIndex()

@@ -49,6 +49,7 @@ class ModelPanel(QWidget):
         self.text = ""  # the text the overview was computed on
         self.origin: SessionData | None = None  # the model's numbers of the open layer
         self._opening = False
+        self._pending_text = ""
         self._token_buttons: list[QPushButton] = []
         self._build()
         self._connect()
@@ -144,7 +145,8 @@ class ModelPanel(QWidget):
     def load(self) -> None:
         """Read the model and compute every layer on the text, off the UI thread."""
         self.message.setText("")
-        self.loader.load_overview(self.model_edit.text(), self.text_edit.text())
+        self._pending_text = self.text_edit.text()  # the overview's text, even if edited meanwhile
+        self.loader.load_overview(self.model_edit.text(), self._pending_text)
 
     def open_head(self, layer: int, head: int) -> None:
         """Open ``layer`` as the explorer's session with ``head`` selected."""
@@ -185,7 +187,7 @@ class ModelPanel(QWidget):
         self.window.status.show(message, 15000)
 
     def _on_overview(self, loaded, weights, tokens) -> None:
-        self.loaded, self.text = loaded, self.text_edit.text()
+        self.loaded, self.text = loaded, self._pending_text
         self.overview.set_weights(weights, tokens)
         layers, heads, n = weights.shape[:3]
         self.layer_spin.setRange(0, layers - 1)
@@ -227,11 +229,13 @@ class ModelPanel(QWidget):
         self.back_button.setVisible(edited)
 
     def _set_tokens(self, tokens) -> None:
-        for button in self._token_buttons:
-            button.deleteLater()
+        while self.tokens_layout.count():  # the old buttons and the old stretch
+            item = self.tokens_layout.takeAt(0)
+            if item.widget() is not None:
+                item.widget().deleteLater()
         self._token_buttons = []
         for row, token in enumerate(tokens):
-            button = QPushButton(token)  # QPushButton text is always plain
+            button = QPushButton(token.replace("&", "&&"))  # plain text; "&" is no shortcut
             button.setFlat(True)
             button.setStyleSheet("padding: 1px 4px")
             button.setToolTip("Hover: this token's attention in every head of the layer")

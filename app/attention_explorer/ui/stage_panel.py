@@ -142,7 +142,7 @@ class StagePanel(QWidget):
         self._views: dict[str, HeatmapView] = {}
         self._captions: dict[str, QLabel] = {}
         self._hidden: frozenset[str] = frozenset()  # stages this computation does not have
-        self._arrangement: tuple = ()  # (columns, lines, inputs open) of the current layout
+        self._arrangement: tuple = ()  # (columns, lines of stage names) of the current layout
         self._inputs_choice: bool | None = None  # the learner's click on the toggle; None: auto
         self._inputs_forced = False  # the walkthrough or the keyboard points into the inputs
         self._build()
@@ -358,9 +358,7 @@ class StagePanel(QWidget):
     def _on_trace_updated(self, trace) -> None:
         head = self.session.selected_head
         hidden = frozenset(hidden_stages(trace))
-        if hidden != self._hidden:
-            self._hidden = hidden
-            self._reflow()
+        self._hidden = hidden  # laid out by the one _reflow() below
         for stage, view in self._views.items():
             if stage in hidden:
                 continue

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import html
-
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
@@ -94,6 +92,7 @@ class WalkthroughPanel(QWidget):
         self.notice = QLabel()
         self.notice.setObjectName("walkthroughNotice")
         self.notice.setWordWrap(True)
+        self.notice.setTextFormat(Qt.TextFormat.PlainText)  # messages quote names and values
         self.notice.setStyleSheet("color: #b35c00;")
         self.notice.hide()
 
@@ -219,7 +218,7 @@ class WalkthroughPanel(QWidget):
 
     def _on_trace_failed(self, field: str, message: str) -> None:
         self.notice.setText(
-            f"These numbers cannot be computed yet ({html.escape(field)}: {html.escape(message)})."
+            f"These numbers cannot be computed yet ({field}: {message})."
             " The walkthrough still shows the last numbers that worked."
         )
         self.notice.show()
