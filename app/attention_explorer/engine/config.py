@@ -139,7 +139,7 @@ class AttentionConfig:
             raise AttentionInputError(
                 "heads",
                 f"d_model {self.d_model} is not divisible by {self.heads} heads; "
-                f"try {options}, or set d_k yourself",
+                f"try {options} heads, or give d_k in the session file (the window derives it)",
             )
         if self.heads % self.n_kv_heads:
             options = ", ".join(str(d) for d in divisors_near(self.heads, self.n_kv_heads))
