@@ -26,7 +26,7 @@ from attention_explorer.stages import MASKED_RGB, stage, title
 from attention_explorer.ui.colormaps import colormap_for, table_for
 from attention_explorer.ui.heatmap_lazy import OffscreenDeferral
 from attention_explorer.ui.heatmap_menu import context_menu, title_html
-from attention_explorer.ui.heatmap_selection import selection_rects
+from attention_explorer.ui.heatmap_selection import head_separators, selection_rects
 from attention_explorer.ui.heatmap_texts import CellTexts, width_for_texts
 from attention_explorer.ui.heatmap_zoom import ZoomControl, visible_region
 
@@ -62,6 +62,7 @@ class HeatmapView(QFrame):
         self._wanted_width = 220
         self._trace, self._head, self._hover_cell = None, 0, None
         self._tick_key, self._pitch_cache, self._hidden_key = None, (None, 0.0), None
+        self._title_key: tuple[str, str] | None = None
         self._separators: list[pg.InfiniteLine] = []
         self._small_font = QFont()
         self._small_font.setPointSizeF(SMALL_TICK_POINT_SIZE)
@@ -269,15 +270,18 @@ class HeatmapView(QFrame):
         self._update_hidden(frame, rect)
         self._update_ticks()
         if self.stage == "concat":
-            self._update_head_separators(self._trace.config.heads, frame.shape[1])
+            head_separators(self.plot, self._separators, self._trace.config.heads, frame.shape[1])
         self._set_title()
         self._make_room(frame)
         self._update_texts()
         self._on_selected_cell_changed()
 
     def _set_title(self) -> None:
-        if self._frame is not None:
-            self.plot.setTitle(title_html(self._frame.heading), color=self._text_colour)
+        """Set the title when its text or colour changed (a new title re-lays out the plot)."""
+        key = None if self._frame is None else (self._frame.heading, self._text_colour)
+        if key is not None and key != self._title_key:
+            self._title_key = key
+            self.plot.setTitle(title_html(key[0]), color=key[1])
 
     def _update_hidden(self, frame, rect: QRectF) -> None:
         key = (frame.region, frame.hidden.shape, frame.hidden.tobytes())
@@ -344,18 +348,6 @@ class HeatmapView(QFrame):
             pairs = [(a + b) / 2 for a, b in zip(widths, widths[1:])] or widths
             self._pitch_cache = ((labels, small), max(pairs) + 4)
         return self._pitch_cache[1]
-
-    def _update_head_separators(self, heads: int, cols: int) -> None:
-        """Vertical lines between the heads' column blocks of the concatenation."""
-        width = cols // max(1, heads)
-        while len(self._separators) < heads - 1:
-            line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#ffffff", width=2))
-            line.setZValue(5)
-            self.plot.addItem(line)
-            self._separators.append(line)
-        for k, line in enumerate(self._separators, start=1):
-            line.setVisible(k < heads)
-            line.setPos(k * width)
 
     def _update_texts(self, *_args) -> None:
         frame = self._frame if self.prefs.show_values else None
