@@ -67,3 +67,15 @@ def test_row_blocks_of_the_whole_pipeline(monkeypatch, mask):
     np.testing.assert_allclose(blocked["weights"], whole["weights"], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(blocked["output"], whole["output"], rtol=1e-5, atol=1e-5)
     assert blocked.fully_masked_rows == whole.fully_masked_rows
+
+
+def test_row_blocks_on_torch_match_numpy(monkeypatch):
+    """The torch path (the one CUDA takes; run here on the cpu) blocks rows the same way."""
+    pytest.importorskip("torch")
+    data = _data(29, 2)
+    numpy_trace = _pass(monkeypatch, data, 10**12)
+    torch_trace = _pass(monkeypatch, data, 2 * 29, backend="torch")
+    for name in ("scores", "masked", "weights", "head_outputs", "output"):
+        np.testing.assert_allclose(
+            torch_trace[name], numpy_trace[name], rtol=1e-5, atol=1e-5, err_msg=name
+        )
