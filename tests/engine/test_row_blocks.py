@@ -10,8 +10,8 @@ from attention_explorer.run import compute_session
 from attention_explorer.session.resize import set_heads, set_token_count
 from attention_explorer.session.starter import starter_session
 
-# the module (the package's name ``compute`` is the function)
-compute_module = importlib.import_module("attention_explorer.engine.compute")
+# the module that decides the row blocks
+compute_module = importlib.import_module("attention_explorer.engine.row_blocks")
 
 
 def _data(n: int, heads: int, normalizer: str = "softmax", mask: str = "causal"):
@@ -79,3 +79,15 @@ def test_row_blocks_on_torch_match_numpy(monkeypatch):
         np.testing.assert_allclose(
             torch_trace[name], numpy_trace[name], rtol=1e-5, atol=1e-5, err_msg=name
         )
+
+
+def test_row_blocks_across_uneven_chunks_of_heads(monkeypatch):
+    """Eight heads in chunks of three (the last chunk has two, so more rows per block): the
+    reused scratch arrays grow to fit, and the numbers stay those of one pass."""
+    data = _data(23, 8)
+    whole = _pass(monkeypatch, data, 10**12, heads=[1, 7])
+    engine = importlib.import_module("attention_explorer.engine.compute")
+    monkeypatch.setattr(engine, "CHUNK_ELEMENTS", 3 * 23 * 23)  # three heads per chunk
+    blocked = _pass(monkeypatch, data, 3 * 2 * 23, heads=[1, 7])  # 2 rows, 3 for the last
+    for name in ("weights", "masked", "scores", "head_outputs", "output"):
+        np.testing.assert_allclose(blocked[name], whole[name], rtol=1e-5, atol=1e-5, err_msg=name)

@@ -28,13 +28,12 @@ from attention_explorer.engine.errors import AttentionInputError, ComputeOverflo
 from attention_explorer.engine.inputs import AttentionInputs, resolve_config, validate_inputs
 from attention_explorer.engine.mask import allowed_mask
 from attention_explorer.engine.positional import positional_table
+from attention_explorer.engine.row_blocks import RowBuffers, attend_rows, row_block
+from attention_explorer.engine.stage_pool import pooled_empty
 from attention_explorer.engine.trace import ALL_STAGES, PER_HEAD_STAGES, SQUARE_STAGES, Trace
 
 #: Per chunk of heads, at most this many score elements are alive at once (~64 MiB float32).
 CHUNK_ELEMENTS = 16 * 1024 * 1024
-#: Above this many score elements per chunk of heads, the chunk goes through its query rows a
-#: block at a time, each block's [c, rows, m] arrays about 1 MiB (float32): they stay in cache.
-ROW_BLOCK_ELEMENTS = 256 * 1024
 
 
 def compute(
@@ -221,7 +220,7 @@ def _projected_heads(lib: ArrayLib, config, inputs, n: int, m: int, plan: _Plan,
     return Q, K, V
 
 
-def _attend(lib: ArrayLib, config, Q, K, V, allowed_np, any_fully_masked, plan: _Plan, kept):
+def _attend(lib: ArrayLib, config, Q, K, V, allowed_np, fully_masked_rows, plan: _Plan, kept):
     """Score, scale, mask, normalise and combine, a chunk of heads at a time.
 
     Stores the kept per-head stages in ``kept``; returns the head outputs per chunk
@@ -233,28 +232,29 @@ def _attend(lib: ArrayLib, config, Q, K, V, allowed_np, any_fully_masked, plan: 
     xp = lib.xp
     n, m = allowed_np.shape
     allowed = lib.asbool(allowed_np)  # [n, m]
-    # keys are hidden in place when the scaled stage is not kept (no new [c, n, m] array)
-    in_place = "scaled" not in plan.keep
-    hidden = lib.asbool(~allowed_np) if in_place else None  # [n, m]
     factor = config.scale_value() / config.temperature
     check_each = not steps.scores_cannot_overflow(lib, Q, K, factor, n, m)
     parts: dict[str, list] = {name: [] for name in PER_HEAD_STAGES if name in plan.keep}
     square = [name for name in SQUARE_STAGES if name in parts]
     head_outputs = []
+    buffers = None
     for start in range(0, len(plan.run_heads), plan.per_chunk):
         chunk = slice(start, start + plan.per_chunk)
         chunk_heads = plan.run_heads[chunk]
         q, k = Q[chunk], K[chunk]  # [c, n, d_k], [c, m, d_k]
         v = V[chunk] if V is not None else None  # [c, m, d_v]
         block = row_block(len(chunk_heads), n, m)
+        if block < n and buffers is None and lib.backend.name == "numpy":
+            buffers = RowBuffers(lib.dtype, len(chunk_heads), block, m)
         rows = [i for i, head in enumerate(chunk_heads) if head in plan.selected]
         full: dict[str, np.ndarray] = {}  # the kept [s, n, m] stages, filled block by block
         outs = []
         for r0 in range(0, n, block):
             r = slice(r0, min(n, r0 + block))
-            values = _attend_rows(
-                lib, config, q[:, r], k, v, allowed[r], None if hidden is None else hidden[r],
-                factor, check_each, any_fully_masked, plan, square,
+            values = attend_rows(
+                lib, config, q[:, r], k, v, allowed[r], factor, check_each,
+                bool(fully_masked_rows), square, plan.need_head_outputs,
+                buffers if block < n else None,
             )  # fmt: skip
             if block >= n:  # one block: keep the arrays themselves, no copy
                 full = {name: values[name] for name in square}
@@ -263,7 +263,7 @@ def _attend(lib: ArrayLib, config, Q, K, V, allowed_np, any_fully_masked, plan: 
                     part = lib.to_numpy(values[name])  # [c, rows, m]
                     part = part if len(rows) == len(chunk_heads) else part[rows]
                     if name not in full:
-                        full[name] = np.empty((len(rows), n, m), dtype=part.dtype)
+                        full[name] = pooled_empty((len(rows), n, m), part.dtype)
                     full[name][:, r] = part
             if values["head_outputs"] is not None:
                 outs.append(values["head_outputs"])  # [c, rows, d_v]
@@ -292,45 +292,6 @@ def _attend(lib: ArrayLib, config, Q, K, V, allowed_np, any_fully_masked, plan: 
         kept[name] = lib.to_numpy(joined)
         del chunks
     return head_outputs
-
-
-def row_block(heads: int, n: int, m: int) -> int:
-    """Query rows per block: all ``n`` while ``heads * n * m`` stays under
-    :data:`ROW_BLOCK_ELEMENTS`, else as many as keep one block's [heads, rows, m] arrays that
-    small (at least one row)."""
-    if heads * n * m <= ROW_BLOCK_ELEMENTS:
-        return n
-    return max(1, ROW_BLOCK_ELEMENTS // max(1, heads * m))
-
-
-def _attend_rows(
-    lib, config, q, k, v, allowed, hidden, factor, check_each, any_fully_masked, plan, square
-) -> dict:
-    """One block of query rows of one chunk of heads: ``q [c, r, d_k]``, ``allowed [r, m]``.
-
-    Returns the block's ``scores``, ``scaled``, ``masked``, ``weights`` (``[c, r, m]``, None
-    when not kept) and ``head_outputs`` (``[c, r, d_v]``, None when not needed).
-    """
-    xp = lib.xp
-    if "scores" in square:
-        scores = steps.score(xp, q, k)  # [c, r, m]
-        scaled = steps.scale(scores, factor)  # [c, r, m]
-    else:  # scores not kept: fold the factor into q, saving a pass over [c, r, m]
-        scores, scaled = None, steps.scaled_score(xp, q, k, factor)
-    if check_each:
-        steps.require_finite(xp, "the scaled scores", scaled)
-    masked = steps.mask(xp, scaled, allowed, hidden)  # [c, r, m]
-    weights = steps.normalise(
-        xp, config.normalizer, masked, allowed if any_fully_masked else None
-    )  # [c, r, m]
-    if check_each:
-        steps.require_finite(xp, "the weights", weights)
-    head_out = None
-    if plan.need_head_outputs:
-        head_out = steps.combine(xp, weights, v)  # [c, r, d_v]
-        steps.require_finite(xp, "the head outputs", head_out)
-    return {"scores": scores, "scaled": scaled, "masked": masked, "weights": weights,
-            "head_outputs": head_out}  # fmt: skip
 
 
 def _keep_heads(parts: dict[str, list], values: dict, chunk_heads, selected) -> None:
