@@ -14,6 +14,7 @@ overflow anywhere raises :class:`ComputeOverflow`; :func:`compute` redoes the pa
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ import numpy as np
 
 from attention_explorer.engine import steps
 from attention_explorer.engine.backend import ArrayLib, Backend
+from attention_explorer.engine.blas_threads import one_blas_thread
 from attention_explorer.engine.budget import check_budget
 from attention_explorer.engine.config import AttentionConfig
 from attention_explorer.engine.errors import AttentionInputError, ComputeOverflow
@@ -249,25 +251,27 @@ def _attend(lib: ArrayLib, config, Q, K, V, allowed_np, fully_masked_rows, plan:
         rows = [i for i, head in enumerate(chunk_heads) if head in plan.selected]
         full: dict[str, np.ndarray] = {}  # the kept [s, n, m] stages, filled block by block
         outs = []
-        for r0 in range(0, n, block):
-            r = slice(r0, min(n, r0 + block))
-            values = attend_rows(
-                lib, config, q[:, r], k, v, allowed[r], factor, check_each,
-                bool(fully_masked_rows), square, plan.need_head_outputs,
-                buffers if block < n else None,
-            )  # fmt: skip
-            if block >= n:  # one block: keep the arrays themselves, no copy
-                full = {name: values[name] for name in square}
-            else:
-                for name in square:
-                    part = lib.to_numpy(values[name])  # [c, rows, m]
-                    part = part if len(rows) == len(chunk_heads) else part[rows]
-                    if name not in full:
-                        full[name] = pooled_empty((len(rows), n, m), part.dtype)
-                    full[name][:, r] = part
-            if values["head_outputs"] is not None:
-                outs.append(values["head_outputs"])  # [c, rows, d_v]
-            del values
+        # many small products: BLAS threads would only wait for each other
+        with one_blas_thread() if block < n else contextlib.nullcontext():
+            for r0 in range(0, n, block):
+                r = slice(r0, min(n, r0 + block))
+                values = attend_rows(
+                    lib, config, q[:, r], k, v, allowed[r], factor, check_each,
+                    bool(fully_masked_rows), square, plan.need_head_outputs,
+                    buffers if block < n else None,
+                )  # fmt: skip
+                if block >= n:  # one block: keep the arrays themselves, no copy
+                    full = {name: values[name] for name in square}
+                else:
+                    for name in square:
+                        part = lib.to_numpy(values[name])  # [c, rows, m]
+                        part = part if len(rows) == len(chunk_heads) else part[rows]
+                        if name not in full:
+                            full[name] = pooled_empty((len(rows), n, m), part.dtype)
+                        full[name][:, r] = part
+                if values["head_outputs"] is not None:
+                    outs.append(values["head_outputs"])  # [c, rows, d_v]
+                del values
         head_out = None
         if plan.need_head_outputs:
             head_out = outs[0] if len(outs) == 1 else xp.concat(outs, axis=1)  # [c, n, d_v]
