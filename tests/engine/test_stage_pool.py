@@ -42,3 +42,15 @@ def test_small_arrays_and_a_full_pool_come_from_numpy(monkeypatch):
     del held
     stage_pool.clear_pool()
     assert stage_pool.pool_bytes() == 0
+
+
+def test_a_new_size_gives_back_the_unused_blocks_of_other_sizes():
+    stage_pool.clear_pool()
+    kept = stage_pool.pooled_empty((1024, 1024), np.float32)  # 4 MiB, in use
+    dropped = stage_pool.pooled_empty((1024, 2048), np.float32)  # 8 MiB
+    del dropped
+    assert stage_pool.pool_bytes() == 12 * 1024 * 1024
+    bigger = stage_pool.pooled_empty((2048, 2048), np.float32)  # 16 MiB: n changed
+    assert stage_pool.pool_bytes() == (4 + 16) * 1024 * 1024  # the unused 8 MiB went back
+    del kept, bigger
+    stage_pool.clear_pool()

@@ -42,13 +42,11 @@ def pooled_empty(shape: tuple[int, ...], dtype) -> np.ndarray:
         for index in range(len(_blocks)):
             if _blocks[index].nbytes == nbytes and _unused(index):
                 return _blocks[index].view(dtype).reshape(shape)
-        # Make room: drop unused blocks of other sizes, oldest first, while over the limit.
-        total = sum(b.nbytes for b in _blocks) + nbytes
+        # A new size (the sequence was resized): unused blocks of other sizes go back now.
         for index in reversed(range(len(_blocks))):
-            if total <= POOL_LIMIT_BYTES:
-                break
-            if _unused(index):
-                total -= _blocks.pop(index).nbytes
+            if _blocks[index].nbytes != nbytes and _unused(index):
+                del _blocks[index]
+        total = sum(b.nbytes for b in _blocks) + nbytes
         if total > POOL_LIMIT_BYTES:
             return np.empty(shape, dtype)  # every block is in use: not pooled
         block = np.empty(nbytes, np.uint8)
