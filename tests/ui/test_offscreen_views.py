@@ -92,3 +92,30 @@ def test_a_view_whose_stage_did_not_change_keeps_its_frame(qtbot):
     session.inputs = session.inputs.with_changes(X=X)
     view.set_trace(trace_of(session), 0)
     assert view.frame is not drawn and len(image_calls) == 1
+
+
+def test_hover_at_4096_tokens_reads_the_exact_full_resolution_cell(qtbot):
+    """The view draws 512×512 block maxima, yet the tooltip of any cell is that cell's own
+    weight, computed from the full-resolution stage (the row blocks keep it exact)."""
+    from attention_explorer.bench_gui_window import make_session
+    from attention_explorer.numbers import format_number
+    from attention_explorer.run import compute_session
+    from attention_explorer.ui.live_trace import HEAD_LIMITED_STAGES
+
+    session = make_session(4096, 8, 64)
+    trace = compute_session(session.data(), heads=[3], stages=HEAD_LIMITED_STAGES)
+    view = HeatmapView("weights", session, ViewPreferences())
+    qtbot.addWidget(view)
+    view.set_trace(trace, 3)
+    assert view.frame.block == (8, 8) and view.frame.image.shape == (512, 512)
+    weights = trace.stage("weights", 3)  # [4096, 4096]
+    row = 4000
+    col = int(np.argmax(weights[row]))  # the peak the block maximum keeps visible
+    assert view.frame.image[row // 8, col // 8] >= weights[row, col]  # a block maximum
+    text = view.tooltip_text(row, col)
+    assert format_number(float(weights[row, col]), display=True) in text
+    assert f"{row}" in text and f"{col}" in text
+    other = row + 1 if row % 8 < 7 else row - 1  # same block, not its maximum
+    exact = float(weights[other, col])
+    assert exact != view.frame.image[other // 8, col // 8]
+    assert format_number(exact, display=True) in view.tooltip_text(other, col)
