@@ -52,8 +52,10 @@ The sweep (h = 8, d_model = 64) finds the largest n whose median edit repaints t
 selected head within 100 ms; sizes after one whose median exceeds 10 s are skipped.
 Timings are printed, never asserted. The last line is
 ``summary: p95_n64_ms=X median_n4096_ms=Y largest_n_100ms=Z peak_mb_n4096=W`` (numbers only,
--1 for a size not measured; peak is the process's peak resident memory after n = 4096), so
-runs can be compared. The window itself is driven by :mod:`.bench_gui_window`.
+-1 for a size not measured; peak is the process's peak resident memory while n = 4096 was
+measured: on Linux the peak is reset before each case, so the transient peaks of earlier
+cases do not count, while everything they left resident does; elsewhere it is the process's
+peak so far), so runs can be compared. The window itself is driven by :mod:`.bench_gui_window`.
 """
 
 from __future__ import annotations
@@ -249,8 +251,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     def run(n: int, heads: int, d_model: int) -> CaseResult:
         key = (n, heads, d_model)
         if key not in results:
+            reset_peak_resident()  # the peak of this case alone (what earlier ones left counts)
             results[key] = measure(n, heads, d_model, edits, warmup)
-            peak_mb[n] = peak_resident_mb()  # sizes grow, so this is the peak of the largest
+            peak_mb[n] = peak_resident_mb()
             r = results[key]
             _progress(f"  n={n} h={heads}: median {_ms(r.median())} ms ({r.path})")
         return results[key]
@@ -280,8 +283,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def reset_peak_resident() -> bool:
+    """Start a new peak of resident memory (Linux: "5" to /proc/self/clear_refs resets
+    VmHWM); True where that worked. What is still resident keeps counting in the new peak."""
+    try:
+        with open("/proc/self/clear_refs", "w") as refs:
+            refs.write("5")
+        return True
+    except OSError:
+        return False
+
+
 def peak_resident_mb() -> float:
-    """This process's peak resident memory so far, in MB (-1 where the OS does not say)."""
+    """This process's peak resident memory since the last reset (Linux) or ever, in MB
+    (-1 where the OS does not say)."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024 / 1e6  # kB
+    except (OSError, ValueError, IndexError):
+        pass
     try:
         import resource
     except ImportError:  # Windows

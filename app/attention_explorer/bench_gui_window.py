@@ -130,14 +130,15 @@ class _PaintWatch(QObject):
         """
         if self.armed and event.type() == QEvent.Type.Paint:
             self.painted.add(id(obj))
-            if len(self.painted) == len(self.viewports) and self.loop is not None:
+            if self.done and self.loop is not None:
                 self.loop.quit()
         return False
 
     @property
     def done(self) -> bool:
-        """True when every watched viewport has painted since arming."""
-        return self.armed and len(self.painted) == len(self.viewports)
+        """True when every watched viewport has painted since arming (the set watched may
+        shrink after arming, when a view is scrolled partly out of sight by the update)."""
+        return self.armed and all(id(v) in self.painted for v in self.viewports)
 
     def remove(self) -> None:
         """Stop filtering the viewports."""

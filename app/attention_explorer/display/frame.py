@@ -52,6 +52,20 @@ class DisplayFrame:
         rows, cols = self.shape
         return self.region != (0, rows, 0, cols)
 
+    def same_as(self, other: DisplayFrame) -> bool:
+        """True when ``other`` shows exactly the same: every field equal, arrays cell by cell
+        (and of the same dtype), so a view may keep what it drew."""
+        for name in self.__dataclass_fields__:
+            mine, theirs = getattr(self, name), getattr(other, name)
+            if isinstance(mine, np.ndarray):
+                if not isinstance(theirs, np.ndarray) or mine.dtype != theirs.dtype:
+                    return False
+                if not np.array_equal(mine, theirs):
+                    return False
+            elif mine != theirs:
+                return False
+        return True
+
     def positions(self) -> np.ndarray:
         """Each shown cell's place along the colour map, 0..1 ``[r, c]``."""
         low, high = self.levels

@@ -32,12 +32,11 @@ def levels_for(name: str, values: np.ndarray) -> tuple[float, float]:
     if entry.fixed_levels is not None:
         return entry.fixed_levels
     values = np.asarray(values)
-    finite = np.isfinite(values)  # [r, c]; no copy of the values
-    if not finite.any():
-        return (-1.0, 1.0) if entry.kind == "signed" else (0.0, 1.0)
-    if finite.all():
-        low, high = float(values.min()), float(values.max())
-    else:
+    low, high = (float(values.min()), float(values.max())) if values.size else (0.0, 0.0)
+    if not (values.size and np.isfinite(low) and np.isfinite(high)):  # else: no temporary
+        finite = np.isfinite(values)  # [r, c]
+        if not finite.any():
+            return (-1.0, 1.0) if entry.kind == "signed" else (0.0, 1.0)
         low = float(np.min(values, where=finite, initial=np.inf))
         high = float(np.max(values, where=finite, initial=-np.inf))
     if entry.kind == "signed":

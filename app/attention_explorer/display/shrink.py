@@ -68,11 +68,14 @@ def _blocks(data: np.ndarray, fr: int, fc: int, how: str, dtype) -> tuple[np.nda
             image = _reduce(data, fr, fc, "max", dtype)  # [out_r, out_c]
             hidden = np.isneginf(image)
         else:
-            finite = np.isfinite(data)  # [R, C]
-            if finite.all():
-                image = _reduce(data, fr, fc, "sum", dtype) / (fr * fc)
+            # A block sum is finite only when every cell of the block is (−∞ stays −∞, +∞
+            # and −∞ give NaN), so the sums tell at once whether any cell is masked.
+            sums = _reduce(data, fr, fc, "sum", dtype)  # [out_r, out_c]
+            if np.isfinite(sums).all():
+                image = sums / (fr * fc)
                 hidden = np.zeros((out_r, out_c), dtype=bool)
             else:
+                finite = np.isfinite(data)  # [R, C]
                 padded_r, padded_c = data.shape
                 shape = (padded_r // fr, fr, padded_c)  # masked cells are left out of the sums
                 tall = data.reshape(shape).sum(axis=1, dtype=dtype, where=finite.reshape(shape))

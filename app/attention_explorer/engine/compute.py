@@ -14,6 +14,7 @@ overflow anywhere raises :class:`ComputeOverflow`; :func:`compute` redoes the pa
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -22,12 +23,15 @@ import numpy as np
 
 from attention_explorer.engine import steps
 from attention_explorer.engine.backend import ArrayLib, Backend
+from attention_explorer.engine.blas_threads import one_blas_thread
 from attention_explorer.engine.budget import check_budget
 from attention_explorer.engine.config import AttentionConfig
 from attention_explorer.engine.errors import AttentionInputError, ComputeOverflow
 from attention_explorer.engine.inputs import AttentionInputs, resolve_config, validate_inputs
 from attention_explorer.engine.mask import allowed_mask
 from attention_explorer.engine.positional import positional_table
+from attention_explorer.engine.row_blocks import RowBuffers, attend_rows, row_block
+from attention_explorer.engine.stage_pool import pooled_empty
 from attention_explorer.engine.trace import ALL_STAGES, PER_HEAD_STAGES, SQUARE_STAGES, Trace
 
 #: Per chunk of heads, at most this many score elements are alive at once (~64 MiB float32).
@@ -218,51 +222,78 @@ def _projected_heads(lib: ArrayLib, config, inputs, n: int, m: int, plan: _Plan,
     return Q, K, V
 
 
-def _attend(lib: ArrayLib, config, Q, K, V, allowed_np, any_fully_masked, plan: _Plan, kept):
+def _attend(lib: ArrayLib, config, Q, K, V, allowed_np, fully_masked_rows, plan: _Plan, kept):
     """Score, scale, mask, normalise and combine, a chunk of heads at a time.
 
     Stores the kept per-head stages in ``kept``; returns the head outputs per chunk
-    (``[c, n, d_v]`` each, empty when not needed).
+    (``[c, n, d_v]`` each, empty when not needed). Long sequences go through each chunk of
+    heads a block of query rows at a time (:func:`row_block`): every step is per query row,
+    so the result is the same, but each block's scores, weights and temporaries stay in the
+    processor's cache and no [c, n, m] temporary is ever made (only the kept stages).
     """
     xp = lib.xp
     n, m = allowed_np.shape
     allowed = lib.asbool(allowed_np)  # [n, m]
-    # keys are hidden in place when the scaled stage is not kept (no new [c, n, m] array)
-    in_place = "scaled" not in plan.keep
-    hidden = lib.asbool(~allowed_np) if in_place else None  # [n, m]
     factor = config.scale_value() / config.temperature
     check_each = not steps.scores_cannot_overflow(lib, Q, K, factor, n, m)
     parts: dict[str, list] = {name: [] for name in PER_HEAD_STAGES if name in plan.keep}
+    square = [name for name in SQUARE_STAGES if name in parts]
     head_outputs = []
+    buffers = None
     for start in range(0, len(plan.run_heads), plan.per_chunk):
         chunk = slice(start, start + plan.per_chunk)
+        chunk_heads = plan.run_heads[chunk]
         q, k = Q[chunk], K[chunk]  # [c, n, d_k], [c, m, d_k]
         v = V[chunk] if V is not None else None  # [c, m, d_v]
-        if "scores" in parts:
-            scores = steps.score(xp, q, k)  # [c, n, m]
-            scaled = steps.scale(scores, factor)  # [c, n, m]
-        else:  # scores not kept: fold the factor into q, saving a pass over [c, n, m]
-            scores, scaled = None, steps.scaled_score(xp, q, k, factor)
-        if check_each:
-            steps.require_finite(xp, "the scaled scores", scaled)
-        masked = steps.mask(xp, scaled, allowed, hidden)  # [c, n, m]
-        weights = steps.normalise(
-            xp, config.normalizer, masked, allowed if any_fully_masked else None
-        )  # [c, n, m]
-        if check_each:
-            steps.require_finite(xp, "the weights", weights)
+        block = row_block(len(chunk_heads), n, m)
+        if block < n and buffers is None and lib.backend.name == "numpy":
+            buffers = RowBuffers(lib.dtype, len(chunk_heads), block, m)
+        rows = [i for i, head in enumerate(chunk_heads) if head in plan.selected]
+        full: dict[str, np.ndarray] = {}  # the kept [s, n, m] stages, filled block by block
+        outs = []
+        # many small products: BLAS threads would only wait for each other
+        with one_blas_thread() if block < n else contextlib.nullcontext():
+            for r0 in range(0, n, block):
+                r = slice(r0, min(n, r0 + block))
+                values = attend_rows(
+                    lib, config, q[:, r], k, v, allowed[r], factor, check_each,
+                    bool(fully_masked_rows), square, plan.need_head_outputs,
+                    buffers if block < n else None,
+                )  # fmt: skip
+                if block >= n:  # one block: keep the arrays themselves, no copy
+                    full = {name: values[name] for name in square}
+                else:
+                    for name in square:
+                        part = lib.to_numpy(values[name])  # [c, rows, m]
+                        part = part if len(rows) == len(chunk_heads) else part[rows]
+                        if name not in full:
+                            full[name] = pooled_empty((len(rows), n, m), part.dtype)
+                        full[name][:, r] = part
+                if values["head_outputs"] is not None:
+                    outs.append(values["head_outputs"])  # [c, rows, d_v]
+                del values
         head_out = None
         if plan.need_head_outputs:
-            head_out = steps.combine(xp, weights, v)  # [c, n, d_v]
-            steps.require_finite(xp, "the head outputs", head_out)
+            head_out = outs[0] if len(outs) == 1 else xp.concat(outs, axis=1)  # [c, n, d_v]
             head_outputs.append(head_out)
-        values = {"Q": q, "K": k, "V": v, "scores": scores, "scaled": scaled,
-                  "masked": masked, "weights": weights, "head_outputs": head_out}  # fmt: skip
-        _keep_heads(parts, values, plan.run_heads[chunk], plan.selected)
-        del scores, scaled, masked, weights, head_out, values
+        chunk_values = {"Q": q, "K": k, "V": v, "head_outputs": head_out}
+        if block >= n:
+            chunk_values.update(full)
+            _keep_heads(parts, chunk_values, chunk_heads, plan.selected)
+        else:
+            _keep_heads({k_: p for k_, p in parts.items() if k_ not in square},
+                        chunk_values, chunk_heads, plan.selected)  # fmt: skip
+            if rows:
+                for name in square:
+                    parts[name].append(full[name])
+        del full, outs, head_out, chunk_values
     for name in list(parts):
         chunks = parts.pop(name)  # dropped as soon as joined, so no stage is held twice for long
-        kept[name] = lib.to_numpy(chunks[0] if len(chunks) == 1 else xp.concat(chunks, axis=0))
+        if len(chunks) == 1 or not isinstance(chunks[0], np.ndarray):
+            joined = chunks[0] if len(chunks) == 1 else xp.concat(chunks, axis=0)
+        else:
+            joined = np.concatenate(chunks, axis=0)
+        kept[name] = lib.to_numpy(joined)
         del chunks
     return head_outputs
 

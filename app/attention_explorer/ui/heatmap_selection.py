@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pyqtgraph as pg
 from PySide6.QtCore import QRectF
 
 from attention_explorer.stages import stage
@@ -48,3 +49,17 @@ def selection_rects(trace, name: str, head: int, cell) -> list[QRectF]:
         return [QRectF(0, a, cols, b - a) for a, b in _runs(used_value_rows(trace, head, i))]
     row = j if entry.rows == "keys" else i
     return [QRectF(0, row, cols, 1)] if 0 <= row < rows else []
+
+
+def head_separators(plot, lines: list, heads: int, cols: int) -> None:
+    """Vertical lines between the heads' column blocks of the concatenation, drawn in
+    ``plot``; ``lines`` is the view's pool of lines, grown as needed and reused."""
+    width = cols // max(1, heads)
+    while len(lines) < heads - 1:
+        line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#ffffff", width=2))
+        line.setZValue(5)
+        plot.addItem(line)
+        lines.append(line)
+    for k, line in enumerate(lines, start=1):
+        line.setVisible(k < heads)
+        line.setPos(k * width)

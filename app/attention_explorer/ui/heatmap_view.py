@@ -24,8 +24,9 @@ from attention_explorer.engine import explain
 from attention_explorer.numbers import format_number
 from attention_explorer.stages import MASKED_RGB, stage, title
 from attention_explorer.ui.colormaps import colormap_for, table_for
+from attention_explorer.ui.heatmap_lazy import OffscreenDeferral
 from attention_explorer.ui.heatmap_menu import context_menu, title_html
-from attention_explorer.ui.heatmap_selection import selection_rects
+from attention_explorer.ui.heatmap_selection import head_separators, selection_rects
 from attention_explorer.ui.heatmap_texts import CellTexts, width_for_texts
 from attention_explorer.ui.heatmap_zoom import ZoomControl, visible_region
 
@@ -57,10 +58,11 @@ class HeatmapView(QFrame):
         super().__init__(parent)
         self.stage, self.session, self.prefs = stage_name, session, prefs
         self.setObjectName(f"heatmap_{stage_name}")
-        self.frame = None
+        self._frame = None
         self._wanted_width = 220
         self._trace, self._head, self._hover_cell = None, 0, None
         self._tick_key, self._pitch_cache, self._hidden_key = None, (None, 0.0), None
+        self._title_key: tuple[str, str] | None = None
         self._separators: list[pg.InfiniteLine] = []
         self._small_font = QFont()
         self._small_font.setPointSizeF(SMALL_TICK_POINT_SIZE)
@@ -105,6 +107,7 @@ class HeatmapView(QFrame):
         self._selection = [self._selection_item(pen) for pen in _SELECTION_PENS]
         self._selection_items: list = []
         self.texts = CellTexts(plot)
+        self._deferral = OffscreenDeferral(self, self.graphics.viewport(), self._draw_deferred)
         self.zoom = ZoomControl(self.graphics, box, self._refresh)
         self._zoom_timer = QTimer(self, singleShot=True, interval=30)
         self._zoom_timer.timeout.connect(self._on_range_settled)
@@ -143,7 +146,7 @@ class HeatmapView(QFrame):
             if problem:
                 self.placeholder.setText(problem)
                 self._stack.setCurrentWidget(self.placeholder)
-                self.frame = None
+                self._frame, self._deferral.stale = None, False
                 return
             self._stack.setCurrentWidget(self.graphics)
             rows, cols = trace.stage(self.stage, head).shape
@@ -156,7 +159,7 @@ class HeatmapView(QFrame):
         """The explanation of cell (row, col) of the full stage, computed now (plain text)."""
         if self._trace is None or self.frame is None:
             return ""
-        rows, cols = self.frame.shape
+        rows, cols = self._frame.shape
         if not (0 <= row < rows and 0 <= col < cols):
             return ""
         try:
@@ -217,24 +220,46 @@ class HeatmapView(QFrame):
     def _scale(self) -> str:
         return self.prefs.weights_scale if self.stage == "weights" else "linear"
 
+    @property
+    def frame(self):
+        """The :class:`~attention_explorer.display.DisplayFrame` shown, None while the
+        placeholder is; built now when the view was scrolled out of sight."""
+        self._deferral.flush()
+        return self._frame
+
     def _refresh(self) -> None:
-        """Build the frame of what the view box shows and draw it."""
+        """Build the frame of what the view box shows and draw it (when it changed); a view
+        scrolled out of sight waits until it is next painted."""
         if self._trace is None or self._stack.currentWidget() is not self.graphics:
             return
+        if not self._deferral.defer():
+            self._build_and_draw()
+
+    def _build_and_draw(self) -> None:
         rows, cols = self.zoom.shape
         region = visible_region(self.plot.getViewBox(), rows, cols)
         frame = build_frame(self._trace, self.stage, self._head, region=region, scale=self._scale())
+        if self._frame is not None and frame.same_as(self._frame):
+            return  # nothing this view shows changed: no item is touched, Qt repaints nothing
         self._draw(frame)
 
+    def _draw_deferred(self) -> None:
+        """The deferred build, run just before a paint: signals wait for the event loop."""
+        wanted = self._wanted_width
+        with QSignalBlocker(self):
+            self._build_and_draw()
+        if self._wanted_width != wanted:
+            QTimer.singleShot(0, lambda: self.wanted_width_changed.emit(self._wanted_width))
+
     def _on_range_settled(self) -> None:
-        if self.frame is None:
+        if self._frame is None:
             return
         rows, cols = self.zoom.shape
-        if visible_region(self.plot.getViewBox(), rows, cols) != self.frame.region:
+        if visible_region(self.plot.getViewBox(), rows, cols) != self._frame.region:
             self._refresh()
 
     def _draw(self, frame) -> None:
-        self.frame = frame
+        self._frame = frame
         r0, r1, c0, c1 = frame.region
         rect = QRectF(c0, r0, c1 - c0, r1 - r0)
         self.image.setImage(frame.image, autoLevels=False, levels=frame.levels)
@@ -245,15 +270,18 @@ class HeatmapView(QFrame):
         self._update_hidden(frame, rect)
         self._update_ticks()
         if self.stage == "concat":
-            self._update_head_separators(self._trace.config.heads, frame.shape[1])
+            head_separators(self.plot, self._separators, self._trace.config.heads, frame.shape[1])
         self._set_title()
         self._make_room(frame)
         self._update_texts()
         self._on_selected_cell_changed()
 
     def _set_title(self) -> None:
-        if self.frame is not None:
-            self.plot.setTitle(title_html(self.frame.heading), color=self._text_colour)
+        """Set the title when its text or colour changed (a new title re-lays out the plot)."""
+        key = None if self._frame is None else (self._frame.heading, self._text_colour)
+        if key is not None and key != self._title_key:
+            self._title_key = key
+            self.plot.setTitle(title_html(key[0]), color=key[1])
 
     def _update_hidden(self, frame, rect: QRectF) -> None:
         key = (frame.region, frame.hidden.shape, frame.hidden.tobytes())
@@ -286,7 +314,7 @@ class HeatmapView(QFrame):
 
     def _update_ticks(self) -> None:
         """Token names on the axes for the cells shown, every k-th where cells are small."""
-        frame = self.frame
+        frame = self._frame
         if frame is None:
             return
         box = self.plot.getViewBox()
@@ -321,20 +349,8 @@ class HeatmapView(QFrame):
             self._pitch_cache = ((labels, small), max(pairs) + 4)
         return self._pitch_cache[1]
 
-    def _update_head_separators(self, heads: int, cols: int) -> None:
-        """Vertical lines between the heads' column blocks of the concatenation."""
-        width = cols // max(1, heads)
-        while len(self._separators) < heads - 1:
-            line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#ffffff", width=2))
-            line.setZValue(5)
-            self.plot.addItem(line)
-            self._separators.append(line)
-        for k, line in enumerate(self._separators, start=1):
-            line.setVisible(k < heads)
-            line.setPos(k * width)
-
     def _update_texts(self, *_args) -> None:
-        frame = self.frame if self.prefs.show_values else None
+        frame = self._frame if self.prefs.show_values else None
         box = self.plot.getViewBox()
         if frame is not None:
             r0, r1, c0, c1 = frame.region
@@ -366,7 +382,7 @@ class HeatmapView(QFrame):
     # -- session and preference events ------------------------------------------------------
     def _on_selected_cell_changed(self, *_args) -> None:
         rects = []
-        if self.frame is not None and self._trace is not None:
+        if self._frame is not None and self._trace is not None:
             rects = selection_rects(self._trace, self.stage, self._head, self.session.selected_cell)
         while len(self._selection_items) < 2 * len(rects):
             self._selection_items.append(self._selection_item(_SELECTION_PENS[0]))
@@ -393,7 +409,7 @@ class HeatmapView(QFrame):
             return None
         point = box.mapSceneToView(scene_pos)
         row, col = math.floor(point.y()), math.floor(point.x())
-        rows, cols = self.frame.shape
+        rows, cols = self._frame.shape
         return (row, col) if 0 <= row < rows and 0 <= col < cols else None
 
     def _on_mouse_moved(self, scene_pos) -> None:
