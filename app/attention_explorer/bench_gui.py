@@ -167,13 +167,35 @@ def _ms(seconds: float) -> str:
 
 
 LATENCY_HEADER = (
-    "n", "h", "d_model", "path", "edits", "med ms", "p95 ms", "engine ms", "ratio",
-    "other", "compute", "slots", "paint",
-)  # fmt: skip
+    "n",
+    "h",
+    "d_model",
+    "path",
+    "edits",
+    "med ms",
+    "p95 ms",
+    "engine ms",
+    "ratio",
+    "other",
+    "compute",
+    "slots",
+    "paint",
+)
 SWEEP_HEADER = (
-    "n", "path", "selected head only", "edits", "med ms", "p95 ms", "engine ms", "ratio",
-    "other", "compute", "slots", "paint", "<= 100 ms",
-)  # fmt: skip
+    "n",
+    "path",
+    "selected head only",
+    "edits",
+    "med ms",
+    "p95 ms",
+    "engine ms",
+    "ratio",
+    "other",
+    "compute",
+    "slots",
+    "paint",
+    "<= 100 ms",
+)
 _TEXT_COLUMNS = {"path", "selected head only", "<= 100 ms"}
 
 
@@ -184,20 +206,33 @@ def _parts(result: CaseResult) -> tuple[str, ...]:
 def latency_row(result: CaseResult) -> tuple[str, ...]:
     """The cells of one latency-table row."""
     return (
-        str(result.n), str(result.heads), str(result.d_model), result.path,
-        str(len(result.edits)), _ms(result.median()), _ms(result.p95),
-        _ms(result.engine_median), f"{result.ratio:.1f}", *_parts(result),
-    )  # fmt: skip
+        str(result.n),
+        str(result.heads),
+        str(result.d_model),
+        result.path,
+        str(len(result.edits)),
+        _ms(result.median()),
+        _ms(result.p95),
+        _ms(result.engine_median),
+        f"{result.ratio:.1f}",
+        *_parts(result),
+    )
 
 
 def sweep_row(result: CaseResult) -> tuple[str, ...]:
     """The cells of one sweep-table row."""
     return (
-        str(result.n), result.path, "yes" if result.selected_head_only else "no",
-        str(len(result.edits)), _ms(result.median()), _ms(result.p95),
-        _ms(result.engine_median), f"{result.ratio:.1f}", *_parts(result),
+        str(result.n),
+        result.path,
+        "yes" if result.selected_head_only else "no",
+        str(len(result.edits)),
+        _ms(result.median()),
+        _ms(result.p95),
+        _ms(result.engine_median),
+        f"{result.ratio:.1f}",
+        *_parts(result),
         "yes" if result.median() <= GOAL_S else "no",
-    )  # fmt: skip
+    )
 
 
 def format_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:

@@ -23,7 +23,7 @@ with the text :data:`MASKED_TEXT` when numbers are shown: on screen and in expor
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from attention_explorer.numbers import DEFAULT_DECIMALS
 
@@ -51,6 +51,9 @@ class Stage:
     kind: str  #: "signed", "unit" or "free" (see the module docstring)
     shrink: str  #: "max" or "mean"
     decimals: int = DEFAULT_DECIMALS  #: decimals of its numbers (cells, tooltips, exports)
+    #: rows of probabilities that the per-row and log colour scales apply to (the weights);
+    #: every other stage is always drawn on its linear levels
+    scalable: bool = False
 
     @property
     def default_cmap(self) -> str:
@@ -121,8 +124,11 @@ CATALOGUE: dict[str, Stage] = {
             _QUERY_KEYS,
             "signed",
         ),
-        _per_head(
-            "weights", "weights", "normaliser of each masked row", _QUERY_KEYS, "unit", "max"
+        replace(
+            _per_head(
+                "weights", "weights", "normaliser of each masked row", _QUERY_KEYS, "unit", "max"
+            ),
+            scalable=True,
         ),
         _per_head("head_outputs", "head output A·V", "Σ_j weight_ij v_j", _QUERY_DIMS, "free"),
         _shared("concat", "concatenated heads", "[head_0 | head_1 | …]", _QUERY_DIMS, "free"),

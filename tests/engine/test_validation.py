@@ -390,5 +390,6 @@ def test_compute_sized_files_pass_the_budget_on_a_small_machine():
     from attention_explorer.engine.budget import check_budget
 
     # n = 4096 with one head kept (what the window computes for long sequences) fits in 1 GiB
-    check_budget(AttentionConfig(heads=8, d_k=64, d_model=512), 4096, 4096, heads_kept=1,
-                 available=2**30)  # fmt: skip
+    check_budget(
+        AttentionConfig(heads=8, d_k=64, d_model=512), 4096, 4096, heads_kept=1, available=2**30
+    )

@@ -51,4 +51,30 @@ def test_a_stale_worker_result_is_dropped(qtbot, gated_engine):
     assert started == [old, ("A", "dog", "ran", "off")]  # both passes ran...
     assert shown == [("A", "dog", "ran", "off")]  # ...but only the current one was shown
     assert live.trace.tokens == ("A", "dog", "ran", "off")
-    assert busy == [True, True, False]  # one "done" for the one result delivered
+    assert busy == [True, False]  # busy once, until the one result delivered
+
+
+def test_a_queued_stale_request_is_skipped_and_busy_ends_on_an_inline_pass(
+    qtbot, gated_engine, monkeypatch
+):
+    release, started = gated_engine
+    session = Session.from_data(starter_session())
+    live = LiveTrace(session)
+    busy = []
+    live.busy.connect(busy.append)
+    try:
+        live.recompute_now()  # request 1 runs on the worker and waits
+        qtbot.waitUntil(lambda: len(started) == 1, timeout=5000)
+        session.tokens = ("A", "b", "c", "d")
+        live.recompute_now()  # request 2: queued, stale as soon as request 3 comes
+        monkeypatch.setattr(live_trace, "WORKER_THRESHOLD", 10**9)
+        session.tokens = ("A", "dog", "ran", "off")
+        live.recompute_now()  # request 3: small again, computed inline at once
+        assert busy == [True, False]  # the status line does not stay on "computing…"
+        release.set()
+        qtbot.wait(300)  # the worker finishes request 1 and would start request 2
+    finally:
+        release.set()
+        live.shutdown()
+    assert ("A", "b", "c", "d") not in started  # request 2 was never computed
+    assert live.trace.tokens == ("A", "dog", "ran", "off")

@@ -52,9 +52,15 @@ def _wheel(widget, ctrl: bool = False, steps: int = -1) -> None:
     centre = QPointF(widget.width() / 2, widget.height() / 2)
     modifiers = Qt.KeyboardModifier.ControlModifier if ctrl else Qt.KeyboardModifier.NoModifier
     event = QWheelEvent(
-        centre, widget.mapToGlobal(centre), QPoint(0, 0), QPoint(0, 120 * steps),
-        Qt.MouseButton.NoButton, modifiers, Qt.ScrollPhase.NoScrollPhase, False,
-    )  # fmt: skip
+        centre,
+        widget.mapToGlobal(centre),
+        QPoint(0, 0),
+        QPoint(0, 120 * steps),
+        Qt.MouseButton.NoButton,
+        modifiers,
+        Qt.ScrollPhase.NoScrollPhase,
+        False,
+    )
     QApplication.sendEvent(widget, event)
 
 

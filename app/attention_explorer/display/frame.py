@@ -125,7 +125,7 @@ def build_frame(
     part = full[r0:r1, c0:c1]  # [r1-r0, c1-c0], a view: no copy
     shrunk = shrink(part, entry.shrink, limit)
     zoomed = (r0, r1, c0, c1) != (0, rows, 0, cols)
-    if scale == "linear" or entry.kind != "unit":
+    if scale == "linear" or not entry.scalable:
         # Levels follow the whole stage at full resolution: zooming in or shrinking by block
         # means never changes what a colour stands for.
         image, caption = shrunk.image, ""

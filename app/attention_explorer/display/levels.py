@@ -57,14 +57,14 @@ def colorbar_ticks(levels: tuple[float, float]) -> list[tuple[float, str]]:
 def apply_scale(name: str, image: np.ndarray, scale: str = "linear"):
     """``(image, levels, ticks, caption)`` of ``image`` drawn on ``scale``.
 
-    Only unit stages (weights) take ``row`` or ``log``; others are always linear. ``row``
+    Only scalable stages (the weights) take ``row`` or ``log``; others are always linear. ``row``
     divides each row by its maximum (levels 0..1, "÷ row max"); ``log`` draws log10 of the
     values clipped at :data:`LOG_FLOOR` (ticks read as the weights themselves: 0.001, 0.1, 1).
     ``ticks`` are (position in the returned image's units, label) for the colour bar.
     """
     if scale not in SCALES:
         raise ValueError(f"unknown colour scale {scale!r}; choose from {', '.join(SCALES)}")
-    if stage(name).kind != "unit" or scale == "linear":
+    if not stage(name).scalable or scale == "linear":
         levels = levels_for(name, image)
         return image, levels, colorbar_ticks(levels), ""
     if scale == "row":

@@ -41,8 +41,9 @@ def available_memory() -> int | None:
         return None
 
 
-def trace_bytes(config: AttentionConfig, n_queries: int, n_keys: int, heads_kept: int,
-                dtype: str = "float32") -> int:  # fmt: skip
+def trace_bytes(
+    config: AttentionConfig, n_queries: int, n_keys: int, heads_kept: int, dtype: str = "float32"
+) -> int:
     """Estimated peak bytes of a trace keeping ``heads_kept`` heads' [n, m] stages."""
     item = _ITEMSIZE.get(dtype, 8)
     cells = n_queries * n_keys  # one [n, m] matrix
@@ -76,9 +77,15 @@ def _limit(name: str, value: int, most: int, what: str) -> None:
         )
 
 
-def check_budget(config: AttentionConfig, n_queries: int, n_keys: int, *,
-                 heads_kept: int | None = None, dtype: str = "float32",
-                 available: int | None = None) -> None:  # fmt: skip
+def check_budget(
+    config: AttentionConfig,
+    n_queries: int,
+    n_keys: int,
+    *,
+    heads_kept: int | None = None,
+    dtype: str = "float32",
+    available: int | None = None,
+) -> None:
     """Raise :class:`AttentionInputError` if the computation is beyond the budget.
 
     ``heads_kept`` is how many heads' [n, m] stages the trace will hold (default: all);

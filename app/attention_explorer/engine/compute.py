@@ -256,10 +256,19 @@ def _attend(lib: ArrayLib, config, Q, K, V, allowed_np, fully_masked_rows, plan:
             for r0 in range(0, n, block):
                 r = slice(r0, min(n, r0 + block))
                 values = attend_rows(
-                    lib, config, q[:, r], k, v, allowed[r], factor, check_each,
-                    bool(fully_masked_rows), square, plan.need_head_outputs,
+                    lib,
+                    config,
+                    q[:, r],
+                    k,
+                    v,
+                    allowed[r],
+                    factor,
+                    check_each,
+                    bool(fully_masked_rows),
+                    square,
+                    plan.need_head_outputs,
                     buffers if block < n else None,
-                )  # fmt: skip
+                )
                 if block >= n:  # one block: keep the arrays themselves, no copy
                     full = {name: values[name] for name in square}
                 else:
@@ -281,8 +290,12 @@ def _attend(lib: ArrayLib, config, Q, K, V, allowed_np, fully_masked_rows, plan:
             chunk_values.update(full)
             _keep_heads(parts, chunk_values, chunk_heads, plan.selected)
         else:
-            _keep_heads({k_: p for k_, p in parts.items() if k_ not in square},
-                        chunk_values, chunk_heads, plan.selected)  # fmt: skip
+            _keep_heads(
+                {k_: p for k_, p in parts.items() if k_ not in square},
+                chunk_values,
+                chunk_heads,
+                plan.selected,
+            )
             if rows:
                 for name in square:
                     parts[name].append(full[name])

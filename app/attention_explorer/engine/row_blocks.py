@@ -45,8 +45,20 @@ class RowBuffers:
         return array[:heads, :rows]
 
 
-def attend_rows(lib, config, q, k, v, allowed, factor, check_each, any_fully_masked, keep,
-                need_head_outputs, buffers: RowBuffers | None = None) -> dict:  # fmt: skip
+def attend_rows(
+    lib,
+    config,
+    q,
+    k,
+    v,
+    allowed,
+    factor,
+    check_each,
+    any_fully_masked,
+    keep,
+    need_head_outputs,
+    buffers: RowBuffers | None = None,
+) -> dict:
     """One block of query rows of one chunk of heads: ``q [c, r, d_k]``, ``allowed [r, m]``.
 
     ``keep`` names the square stages kept. Returns the block's ``scores``, ``scaled``,
@@ -90,8 +102,13 @@ def attend_rows(lib, config, q, k, v, allowed, factor, check_each, any_fully_mas
     if need_head_outputs:
         head_out = steps.combine(xp, weights, v)  # [c, r, d_v]
         steps.require_finite(xp, "the head outputs", head_out)
-    return {"scores": scores, "scaled": scaled, "masked": masked, "weights": weights,
-            "head_outputs": head_out}  # fmt: skip
+    return {
+        "scores": scores,
+        "scaled": scaled,
+        "masked": masked,
+        "weights": weights,
+        "head_outputs": head_out,
+    }
 
 
 def _softmax_into(masked: np.ndarray, out: np.ndarray) -> np.ndarray:

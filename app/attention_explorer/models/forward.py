@@ -17,40 +17,16 @@ with ``FFN(x) = GELU(x W_in + b_in) W_out + b_out``. The attention's X is ``h`` 
 
 from __future__ import annotations
 
-import contextlib
 import math
 from collections.abc import Callable
-from functools import lru_cache
 
 import numpy as np
 
 from attention_explorer.engine import AttentionConfig, AttentionInputs, Backend, compute
+from attention_explorer.engine.blas_threads import one_blas_thread
 from attention_explorer.models.weights import ModelWeights
 
 _erf = np.frompyfunc(math.erf, 1, 1)
-
-
-@lru_cache(maxsize=1)
-def _blas_threads():
-    """threadpoolctl's controller of the loaded BLAS (numpy's), or None without threadpoolctl."""
-    try:
-        from threadpoolctl import ThreadpoolController
-    except ImportError:
-        return None
-    return ThreadpoolController()
-
-
-def one_blas_thread():
-    """A context in which BLAS uses one thread.
-
-    A layer's products are small (``[n, 384] @ [384, 1536]``): with several BLAS threads they
-    spin-wait for each other, and on two busy cores all six MiniLM layers took 0.8 s instead
-    of 0.09 s (``python -m attention_explorer.models.bench`` shows both).
-    """
-    controller = _blas_threads()
-    if controller is None:
-        return contextlib.nullcontext()
-    return controller.limit(limits=1, user_api="blas")
 
 
 def layer_norm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float) -> np.ndarray:

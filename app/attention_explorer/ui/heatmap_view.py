@@ -111,7 +111,6 @@ class HeatmapView(QFrame):
         self.zoom = ZoomControl(self.graphics, box, self._refresh)
         self._zoom_timer = QTimer(self, singleShot=True, interval=30)
         self._zoom_timer.timeout.connect(self._on_range_settled)
-        box.sigRangeChangedManually.connect(lambda *_: self._zoom_timer.start())
         box.sigRangeChanged.connect(lambda *_: self._zoom_timer.start())
         self.placeholder = QLabel("Nothing computed yet")
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -217,9 +216,6 @@ class HeatmapView(QFrame):
             return f"head {head} is computed on selection"
         return ""
 
-    def _scale(self) -> str:
-        return self.prefs.weights_scale if self.stage == "weights" else "linear"
-
     @property
     def frame(self):
         """The :class:`~attention_explorer.display.DisplayFrame` shown, None while the
@@ -238,7 +234,9 @@ class HeatmapView(QFrame):
     def _build_and_draw(self) -> None:
         rows, cols = self.zoom.shape
         region = visible_region(self.plot.getViewBox(), rows, cols)
-        frame = build_frame(self._trace, self.stage, self._head, region=region, scale=self._scale())
+        frame = build_frame(
+            self._trace, self.stage, self._head, region=region, scale=self.prefs.weights_scale
+        )
         if self._frame is not None and frame.same_as(self._frame):
             return  # nothing this view shows changed: no item is touched, Qt repaints nothing
         self._draw(frame)
@@ -399,7 +397,7 @@ class HeatmapView(QFrame):
         self._update_texts()
 
     def _on_scale_changed(self, *_args) -> None:
-        if self.stage == "weights":
+        if stage(self.stage).scalable:
             self._refresh()
 
     # -- mouse ------------------------------------------------------------------------------

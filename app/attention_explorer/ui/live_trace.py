@@ -42,8 +42,16 @@ def _freeze_startup_objects() -> None:
 class _Worker(QObject):
     done = Signal(int, object, object)  # request id, trace or None, error or None
 
+    def __init__(self) -> None:
+        super().__init__()
+        #: The newest request id, set by the GUI thread before it submits (an int assignment
+        #: is atomic): a queued request older than this is skipped, not computed.
+        self.latest = 0
+
     @Slot(int, object)
     def run(self, request: int, job) -> None:
+        if request != self.latest:
+            return  # a newer edit was submitted while this one waited in the queue
         try:
             self.done.emit(request, job(), None)
         except Exception as exc:  # reported in the window, never raised into Qt
@@ -69,6 +77,7 @@ class LiveTrace(QObject):
         self.error: AttentionInputError | None = None
         self.compute_seconds = 0.0
         self._request = 0
+        self._busy = False  # a worker pass for the newest request is awaited
         self._pending = QTimer(self)
         self._pending.setSingleShot(True)
         self._pending.setInterval(0)
@@ -132,8 +141,11 @@ class LiveTrace(QObject):
         """Recompute at once: inline for small sizes, else on the worker thread."""
         self._pending.stop()
         self._request += 1
+        if self._worker is not None:  # anything still queued there is stale now
+            self._worker.latest = self._request
         job = self._job()
         if self._problem_size() <= WORKER_THRESHOLD:
+            self._set_busy(False)  # an outstanding worker pass is stale now
             started = time.perf_counter()
             try:
                 trace = job()
@@ -144,9 +156,16 @@ class LiveTrace(QObject):
             self._finish(self._request, trace, None)
             return
         self._ensure_worker()
-        self.busy.emit(True)
+        self._set_busy(True)
         self._started = time.perf_counter()
+        self._worker.latest = self._request  # (a new worker starts at 0)
         self._submit.emit(self._request, job)
+
+    def _set_busy(self, busy: bool) -> None:
+        """Emit ``busy`` when a worker pass starts being awaited or stops (once each)."""
+        if busy != self._busy:
+            self._busy = busy
+            self.busy.emit(busy)
 
     def _ensure_worker(self) -> None:
         if self._thread is not None:
@@ -164,7 +183,7 @@ class LiveTrace(QObject):
         if request != self._request:
             return  # a newer edit is already on its way: drop this stale result
         self.compute_seconds = time.perf_counter() - self._started
-        self.busy.emit(False)
+        self._set_busy(False)
         self._finish(request, trace, error)
 
     def _finish(self, request: int, trace: Trace | None, error: Exception | None) -> None:

@@ -48,22 +48,33 @@ def _rows(trace: Trace, head: int):
     """(row, hidden keys, visible keys, lowest, highest visible weight) per usable row."""
     weights = trace.stage("weights", head)  # [n, m]
     n, m = weights.shape
-    allowed = trace["mask"] if trace.has("mask") else np.ones((n, m), dtype=bool)  # [n, m]
-    for r in range(n):
-        visible = allowed[r]  # [m]
-        count = int(visible.sum())
-        if r in trace.fully_masked_rows or count == 0:
-            continue
-        shown = weights[r][visible]  # [count]
-        yield r, m - count, count, float(shown.min()), float(shown.max())
+    if trace.has("mask"):  # per-row reductions: no Python loop over 4096 rows
+        allowed = trace["mask"]  # [n, m]
+        counts = allowed.sum(axis=1)  # [n]
+        lowest = np.min(weights, axis=1, where=allowed, initial=np.inf)  # [n]
+        highest = np.max(weights, axis=1, where=allowed, initial=-np.inf)  # [n]
+    else:
+        counts = np.full(n, m)  # [n]
+        lowest, highest = weights.min(axis=1), weights.max(axis=1)  # [n], [n]
+    skipped = set(trace.fully_masked_rows)
+    for r in np.flatnonzero(counts).tolist():
+        if r not in skipped:
+            count = int(counts[r])
+            yield r, m - count, count, float(lowest[r]), float(highest[r])
 
 
 def describe_focus(trace: Trace, head: int, row: int, col: int, kind: str) -> Focus:
     """A Focus on ``row``/``col`` chosen for ``kind``'s reason, with that row's numbers now."""
-    for r, *stats in _rows(trace, head):
-        if r == row:
-            return Focus(row, col, kind, *stats)
-    return Focus(row, col, kind)
+    weights = trace.stage("weights", head)  # [n, m]
+    n, m = weights.shape
+    if not 0 <= row < n or row in trace.fully_masked_rows:
+        return Focus(row, col, kind)
+    visible = trace["mask"][row] if trace.has("mask") else np.ones(m, dtype=bool)  # [m]
+    count = int(visible.sum())
+    if count == 0:
+        return Focus(row, col, kind)
+    shown = weights[row][visible]  # [count]
+    return Focus(row, col, kind, m - count, count, float(shown.min()), float(shown.max()))
 
 
 def _informative(focus: Focus) -> bool:
