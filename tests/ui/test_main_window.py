@@ -12,53 +12,19 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from cell_typing import type_into_cell  # noqa: E402
-from PySide6.QtCore import QPointF, QSettings, Qt  # noqa: E402
+from PySide6.QtCore import QPointF, Qt  # noqa: E402
 from PySide6.QtGui import QImage  # noqa: E402
 from PySide6.QtWidgets import QMessageBox  # noqa: E402
+from window_fixtures import RECOMPUTE_MS  # noqa: E402
 
 from attention_explorer.engine import compute  # noqa: E402
 from attention_explorer.export.numbers import read_csv_matrix  # noqa: E402
 from attention_explorer.ui import dialogs as message_boxes
 from attention_explorer.ui.export_all_dialog import ExportAllDialog  # noqa: E402
 from attention_explorer.ui.export_dialog import ExportDialog  # noqa: E402
-from attention_explorer.ui.main_window import MainWindow  # noqa: E402
-
-RECOMPUTE_MS = 5000
 
 
-# -- fixtures and helpers ----------------------------------------------------------------
-@pytest.fixture
-def dialogs(monkeypatch):
-    """Record the window's message boxes instead of blocking on them."""
-    shown: list[tuple[str, str]] = []
-
-    def warning(parent, title, text, *args, **kwargs):
-        shown.append(("warning", text))
-        return QMessageBox.StandardButton.Ok
-
-    def question(parent, title, text, *args, **kwargs):
-        shown.append(("question", text))
-        return QMessageBox.StandardButton.Discard
-
-    monkeypatch.setattr(message_boxes, "warning", warning)
-    monkeypatch.setattr(message_boxes, "question", question)
-    return shown
-
-
-@pytest.fixture
-def window(qtbot, tmp_path, dialogs):
-    """The real window on the starter session (4 tokens, 2 heads, causal, projection)."""
-    settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
-    win = MainWindow(session=None, settings=settings)
-    qtbot.addWidget(win)
-    win.show()
-    qtbot.waitExposed(win)
-    yield win
-    win.history.mark_clean()  # closing must never wait on "save changes?"
-    win.live.shutdown()
-    win.close()
-
-
+# -- helpers -------------------------------------------------------------------------------
 def reference(window):
     """The engine's trace of the window's session, computed here, independently of the views."""
     s = window.session

@@ -19,12 +19,11 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
-from PySide6.QtCore import QCoreApplication, QEvent, QSettings  # noqa: E402
-from PySide6.QtWidgets import QApplication, QMessageBox  # noqa: E402
+from PySide6.QtCore import QCoreApplication, QEvent  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+from window_fixtures import explorer_window  # noqa: E402
 
 from attention_explorer.engine import compute  # noqa: E402
-from attention_explorer.ui import dialogs as message_boxes
-from attention_explorer.ui.main_window import MainWindow  # noqa: E402
 
 SEED = 20260101
 ACTIONS = 5000
@@ -55,22 +54,12 @@ def rss_bytes() -> int:
 
 
 @pytest.fixture
-def window(qtbot, tmp_path, monkeypatch):
-    monkeypatch.setattr(message_boxes, "warning", lambda *a, **k: QMessageBox.StandardButton.Ok)
-    monkeypatch.setattr(
-        message_boxes, "question", lambda *a, **k: QMessageBox.StandardButton.Discard
-    )
-    settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
-    win = MainWindow(session=None, settings=settings)
-    win.worker_busy = [False]  # LiveTrace.busy: True while a pass runs on the worker thread
-    win.live.busy.connect(lambda busy: win.worker_busy.__setitem__(0, bool(busy)))
-    qtbot.addWidget(win)
-    win.show()
-    qtbot.waitExposed(win)
-    yield win
-    win.history.mark_clean()
-    win.live.shutdown()
-    win.close()
+def window(qtbot, tmp_path, dialogs):
+    """The real window, also noting whether a pass runs on the worker thread."""
+    with explorer_window(qtbot, tmp_path) as win:
+        win.worker_busy = [False]  # LiveTrace.busy: True while a pass runs on the worker
+        win.live.busy.connect(lambda busy: win.worker_busy.__setitem__(0, bool(busy)))
+        yield win
 
 
 class Monkey:

@@ -1,5 +1,7 @@
 """The real MainWindow for pytest-qt tests, with a throwaway QSettings and recorded dialogs."""
 
+from contextlib import contextmanager
+
 import pytest
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QMessageBox
@@ -29,18 +31,28 @@ def dialogs(monkeypatch):
     return shown
 
 
-@pytest.fixture
-def window(qtbot, tmp_path, dialogs):
-    """The real window on the starter session (4 tokens, 2 heads, causal, projection)."""
+@contextmanager
+def explorer_window(qtbot, tmp_path):
+    """The real window on the starter session, shown, with a throwaway QSettings; closed after
+    (without asking to save)."""
     settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
     win = MainWindow(session=None, settings=settings)
     qtbot.addWidget(win)
     win.show()
     qtbot.waitExposed(win)
-    yield win
-    win.history.mark_clean()
-    win.live.shutdown()
-    win.close()
+    try:
+        yield win
+    finally:
+        win.history.mark_clean()  # closing must never wait on "save changes?"
+        win.live.shutdown()
+        win.close()
+
+
+@pytest.fixture
+def window(qtbot, tmp_path, dialogs):
+    """The real window on the starter session (4 tokens, 2 heads, causal, projection)."""
+    with explorer_window(qtbot, tmp_path) as win:
+        yield win
 
 
 def choose(combo, key) -> None:
