@@ -314,7 +314,12 @@ class WindowBench:
 
         def job() -> object:
             return compute_session(
-                data, self.session.backend, dtype=self.session.dtype, heads=heads, stages=stages
+                data,
+                self.session.backend,
+                dtype=self.session.dtype,
+                heads=heads,
+                stages=stages,
+                preview=self.live.preview,
             )
 
         gc.collect()

@@ -53,12 +53,14 @@ def compute_session(
     dtype: str = "float32",
     heads: Iterable[int] | None = None,
     stages: Iterable[str] | None = None,
+    preview: int | None = None,
 ) -> Trace:
     """Run a session through the engine and return its :class:`Trace` (numpy stages).
 
     ``data`` is a :class:`~attention_explorer.session.SessionData` or an evented
     :class:`~attention_explorer.session.Session` (its current content is used). ``heads`` and
-    ``stages`` limit what is computed and kept (see :func:`attention_explorer.engine.compute`).
+    ``stages`` limit what is computed and kept, ``preview`` makes long sequences keep their
+    square stages at display resolution (see :func:`attention_explorer.engine.compute`).
     Raises :class:`AttentionInputError` for an invalid session, backend, device or dtype.
     """
     if callable(getattr(data, "data", None)):  # an evented Session: take a snapshot
@@ -72,4 +74,5 @@ def compute_session(
         stages=stages,
         tokens=data.tokens,
         kv_tokens=data.kv_tokens or None,
+        preview=preview,
     )

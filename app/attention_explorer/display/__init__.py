@@ -9,7 +9,7 @@ shrunk (:mod:`.frame`). The on-screen view and every exported picture draw a
 """
 
 from attention_explorer.display.cells import cell_texts, dark_text
-from attention_explorer.display.frame import DisplayFrame, build_frame, stage_heading
+from attention_explorer.display.frame import DisplayFrame, build_frame, stage_heading, stage_picture
 from attention_explorer.display.levels import SCALES, apply_scale, levels_for
 from attention_explorer.display.shrink import DISPLAY_LIMIT, Shrunk, shrink
 
@@ -25,4 +25,5 @@ __all__ = [
     "levels_for",
     "shrink",
     "stage_heading",
+    "stage_picture",
 ]

@@ -12,8 +12,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from attention_explorer.display.cells import cell_texts
-from attention_explorer.display.levels import apply_scale, colorbar_ticks, levels_for
-from attention_explorer.display.shrink import DISPLAY_LIMIT, Shrunk, shrink
+from attention_explorer.display.levels import (
+    apply_scale,
+    colorbar_ticks,
+    levels_for,
+    levels_from_range,
+)
+from attention_explorer.display.shrink import DISPLAY_LIMIT, Shrunk, fits_float32, shrink
 from attention_explorer.stages import stage, title
 
 #: Cell texts are prepared for at most this many rows and columns (beyond, the tooltip).
@@ -98,6 +103,38 @@ def _zoom_note(shape, region) -> str:
     return f"rows {r0}–{r1 - 1}, columns {c0}–{c1 - 1} of {shape[0]}×{shape[1]}"
 
 
+def _preview(trace, name: str):
+    """The pass's preview of stage ``name`` (:mod:`attention_explorer.engine.preview`), or None."""
+    return trace.preview(name) if hasattr(trace, "preview") else None
+
+
+def _preview_shrunk(preview, index: int) -> Shrunk:
+    """One head's (``index``) picture from a preview."""
+    image = fits_float32(preview.image[index])
+    return Shrunk(image, preview.hidden[index], preview.block, preview.how)
+
+
+def stage_picture(trace, name: str, head: int | None, limit: int = DISPLAY_LIMIT) -> Shrunk:
+    """Stage ``name`` of ``head`` shrunk to at most ``limit`` cells a side (a thumbnail):
+    from the pass's preview when it made one (shrunk further by the same rule when ``limit``
+    is smaller), else from the stage itself."""
+    entry = stage(name)
+    head = head if entry.per_head else None
+    preview = _preview(trace, name)
+    if preview is None or preview.limit < limit:
+        return shrink(trace.stage(name, head), entry.shrink, limit)
+    index = 0 if head is None else trace.head_index(head)
+    picture = _preview_shrunk(preview, index)
+    if max(picture.image.shape) <= limit:
+        return picture
+    hidden_as_masked = np.where(picture.hidden, -np.inf, picture.image)  # [R, C]
+    again = shrink(hidden_as_masked, entry.shrink, limit)
+    fr, fc = picture.block
+    return Shrunk(
+        again.image, again.hidden, (fr * again.block[0], fc * again.block[1]), entry.shrink
+    )
+
+
 def build_frame(
     trace,
     name: str,
@@ -111,32 +148,45 @@ def build_frame(
     """The frame of stage ``name`` (head ``head``; None for shared stages) of ``trace``.
 
     ``region`` (rows r0:r1, columns c0:c1) zooms in: its cells are taken from the
-    full-resolution stage, shrunk only when the region itself exceeds ``limit``. ``scale``
-    is a colour scale of :data:`~attention_explorer.display.levels.SCALES`; ``decimals``
-    defaults to the catalogue's.
+    full-resolution stage (rows recomputed when the pass kept a preview instead), shrunk only
+    when the region itself exceeds ``limit``; the whole stage comes from the pass's preview
+    when it made one at ``limit``. ``scale`` is a colour scale of
+    :data:`~attention_explorer.display.levels.SCALES`; ``decimals`` defaults to the
+    catalogue's.
     """
     entry = stage(name)
     head = head if entry.per_head else None
-    full = trace.stage(name, head)  # [rows, cols]
+    full = trace.stage(name, head)  # [rows, cols]: an array, or rows recomputed when read
     rows, cols = full.shape
     r0, r1, c0, c1 = region if region is not None else (0, rows, 0, cols)
     r0, c0 = max(0, min(r0, rows - 1)), max(0, min(c0, cols - 1))
     r1, c1 = max(r0 + 1, min(r1, rows)), max(c0 + 1, min(c1, cols))
-    part = full[r0:r1, c0:c1]  # [r1-r0, c1-c0], a view: no copy
-    shrunk = shrink(part, entry.shrink, limit)
     zoomed = (r0, r1, c0, c1) != (0, rows, 0, cols)
+    preview = _preview(trace, name)
+    index = 0 if head is None else trace.head_index(head)
+    if preview is not None and preview.limit == limit and not zoomed:
+        part, part_shape = None, (rows, cols)  # the pass shrank it already, block by block
+        shrunk = _preview_shrunk(preview, index)
+    else:
+        part = np.asarray(full[r0:r1, c0:c1])  # [r1-r0, c1-c0], a view of an array
+        part_shape = part.shape
+        shrunk = shrink(part, entry.shrink, limit)
+    if preview is not None:  # the range of the whole stage, found while it was computed
+        full_levels = levels_from_range(name, preview.low[index], preview.high[index])
+    else:
+        full_levels = None
     if scale == "linear" or not entry.scalable:
         # Levels follow the whole stage at full resolution: zooming in or shrinking by block
         # means never changes what a colour stands for.
         image, caption = shrunk.image, ""
-        levels = levels_for(name, full)
+        levels = full_levels if full_levels is not None else levels_for(name, full)
         ticks = colorbar_ticks(levels)
     else:
         image, levels, ticks, caption = apply_scale(name, shrunk.image, scale)
     note = _zoom_note((rows, cols), (r0, r1, c0, c1)) if zoomed else ""
-    note = " · ".join(p for p in (note, shrink_note(part.shape, shrunk)) if p)
+    note = " · ".join(p for p in (note, shrink_note(part_shape, shrunk)) if p)
     digits = entry.decimals if decimals is None else int(decimals)
-    small = part.shape[0] <= MAX_TEXT_CELLS and part.shape[1] <= MAX_TEXT_CELLS
+    small = part_shape[0] <= MAX_TEXT_CELLS and part_shape[1] <= MAX_TEXT_CELLS
     texts = cell_texts(name, part, digits) if small and not shrunk.shrunk else []
     return DisplayFrame(
         stage=name,

@@ -36,9 +36,21 @@ def levels_for(name: str, values: np.ndarray) -> tuple[float, float]:
     if not (values.size and np.isfinite(low) and np.isfinite(high)):  # else: no temporary
         finite = np.isfinite(values)  # [r, c]
         if not finite.any():
-            return (-1.0, 1.0) if entry.kind == "signed" else (0.0, 1.0)
+            return levels_from_range(name, np.inf, -np.inf)
         low = float(np.min(values, where=finite, initial=np.inf))
         high = float(np.max(values, where=finite, initial=-np.inf))
+    return levels_from_range(name, low, high)
+
+
+def levels_from_range(name: str, low: float, high: float) -> tuple[float, float]:
+    """Colour levels of stage ``name`` whose finite cells span ``low .. high`` (low > high:
+    no finite cell); what :func:`levels_for` gives for such values."""
+    entry = stage(name)
+    if entry.fixed_levels is not None:
+        return entry.fixed_levels
+    low, high = float(low), float(high)
+    if not (np.isfinite(low) and np.isfinite(high)) or low > high:
+        return (-1.0, 1.0) if entry.kind == "signed" else (0.0, 1.0)
     if entry.kind == "signed":
         bound = max(abs(low), abs(high))
         return (-bound, bound) if bound > 0 else (-1.0, 1.0)

@@ -35,7 +35,7 @@ class Shrunk:
         return self.block != (1, 1)
 
 
-def _fits_float32(image: np.ndarray) -> np.ndarray:
+def fits_float32(image: np.ndarray) -> np.ndarray:
     """``image`` as C-contiguous float32, or float64 where a value lies beyond float32."""
     if image.dtype == np.float32:
         return np.ascontiguousarray(image)
@@ -45,14 +45,21 @@ def _fits_float32(image: np.ndarray) -> np.ndarray:
 
 
 def _reduce(data: np.ndarray, fr: int, fc: int, how: str, dtype) -> np.ndarray:
-    """Max or sum of each ``fr`` x ``fc`` block, rows first then columns (two contiguous
-    passes are several times faster than one reduction over a 4-D view)."""
-    rows, cols = data.shape
-    if how == "max":
-        tall = data.reshape(rows // fr, fr, cols).max(axis=1)  # [out_r, cols]
-        return tall.reshape(rows // fr, cols // fc, fc).max(axis=2)  # [out_r, out_c]
-    tall = data.reshape(rows // fr, fr, cols).sum(axis=1, dtype=dtype)  # [out_r, cols]
-    return tall.reshape(rows // fr, cols // fc, fc).sum(axis=2, dtype=dtype)  # [out_r, out_c]
+    """Max or sum of each ``fr`` x ``fc`` block of ``data [fr*R, fc*C]``: ``[R, C]``.
+
+    Rows first, then columns, each as ``fr`` (then ``fc``) whole-array steps over strided
+    views: numpy's reductions over a short middle axis run an inner loop of length ``fr``
+    per output cell, several times slower than these element-wise passes.
+    """
+    combine = np.maximum if how == "max" else np.add
+    kind = data.dtype if how == "max" else dtype
+    tall = data[0::fr].astype(kind, copy=True)  # [R, fc*C]
+    for i in range(1, fr):
+        combine(tall, data[i::fr], out=tall, casting="unsafe")
+    out = tall[:, 0::fc].copy()  # [R, C]
+    for j in range(1, fc):
+        combine(out, tall[:, j::fc], out=out, casting="unsafe")
+    return out
 
 
 def _blocks(data: np.ndarray, fr: int, fc: int, how: str, dtype) -> tuple[np.ndarray, np.ndarray]:
@@ -74,15 +81,35 @@ def _blocks(data: np.ndarray, fr: int, fc: int, how: str, dtype) -> tuple[np.nda
             if np.isfinite(sums).all():
                 image = sums / (fr * fc)
                 hidden = np.zeros((out_r, out_c), dtype=bool)
-            else:
+            else:  # masked cells are left out of the sums and the counts
                 finite = np.isfinite(data)  # [R, C]
-                padded_r, padded_c = data.shape
-                shape = (padded_r // fr, fr, padded_c)  # masked cells are left out of the sums
-                tall = data.reshape(shape).sum(axis=1, dtype=dtype, where=finite.reshape(shape))
-                sums = tall.reshape(padded_r // fr, padded_c // fc, fc).sum(axis=2, dtype=dtype)
+                sums = _reduce(np.where(finite, data, 0.0), fr, fc, "sum", dtype)
                 count = _reduce(finite, fr, fc, "sum", np.int32)  # [out_r, out_c]
                 image, hidden = sums / np.maximum(count, 1), count == 0
     return np.where(hidden, 0.0, image).astype(dtype, copy=False), hidden
+
+
+def block_factors(rows: int, cols: int, limit: int = DISPLAY_LIMIT) -> tuple[int, int]:
+    """Full-resolution cells per shown cell, (rows, cols), so that neither side exceeds
+    ``limit``: (1, 1) when the stage fits."""
+    return max(1, -(-rows // limit)), max(1, -(-cols // limit))
+
+
+def reduce_blocks(
+    values: np.ndarray, fr: int, fc: int, how: str, narrow: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
+    """(image, hidden) of the ``fr`` x ``fc`` blocks of ``values [rows, cols]`` (may hold
+    −∞): each block's max or mean of its finite cells; the image is finite (hidden blocks 0),
+    float32 unless a value lies beyond float32's range (then float64). float32 values add up
+    in float32 (float64 only when that overflows), float64 values in float64 (and stay
+    float64 when ``narrow`` is False: for pieces of one image, narrowed once at the end)."""
+    if values.dtype == np.float64:  # float64 stages add up in float64, block by block alike
+        image, hidden = _blocks(values, fr, fc, how, np.float64)
+        return (fits_float32(image) if narrow else image), hidden
+    image, hidden = _blocks(values, fr, fc, how, np.float32)
+    if not np.isfinite(image).all():  # float32 overflowed: values beyond its range
+        image, hidden = _blocks(values, fr, fc, how, np.float64)
+    return fits_float32(image), hidden
 
 
 def shrink(values: np.ndarray, how: str = "mean", limit: int = DISPLAY_LIMIT) -> Shrunk:
@@ -93,16 +120,13 @@ def shrink(values: np.ndarray, how: str = "mean", limit: int = DISPLAY_LIMIT) ->
     values = np.asarray(values)
     if values.dtype == bool:
         values = values.astype(np.float32)
-    rows, cols = values.shape
-    fr, fc = max(1, -(-rows // limit)), max(1, -(-cols // limit))
+    fr, fc = block_factors(*values.shape, limit)
     if fr == 1 and fc == 1:
         finite = np.isfinite(values)  # [rows, cols]
         image = values if finite.all() else np.where(finite, values, 0.0)
-        return Shrunk(_fits_float32(image), ~finite, (1, 1), how)
-    image, hidden = _blocks(values, fr, fc, how, np.float32)
-    if not np.isfinite(image).all():  # float32 overflowed: values beyond its range
-        image, hidden = _blocks(values, fr, fc, how, np.float64)
-    return Shrunk(_fits_float32(image), hidden, (fr, fc), how)
+        return Shrunk(fits_float32(image), ~finite, (1, 1), how)
+    image, hidden = reduce_blocks(values, fr, fc, how)
+    return Shrunk(image, hidden, (fr, fc), how)
 
 
 def block_labels(labels: tuple[str, ...], factor: int) -> tuple[str, ...]:

@@ -76,6 +76,7 @@ class ArrayLib:
         if dtype not in DTYPES:
             raise AttentionInputError("dtype", f"{dtype!r} is not one of {', '.join(DTYPES)}")
         self.backend = backend
+        self.dtype_name = dtype  #: "float32" or "float64", whatever the backend
         if backend.name == "numpy":
             if backend.device != "cpu":
                 raise AttentionInputError("device", "numpy runs on the cpu only")

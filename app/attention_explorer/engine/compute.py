@@ -30,9 +30,18 @@ from attention_explorer.engine.errors import AttentionInputError, ComputeOverflo
 from attention_explorer.engine.inputs import AttentionInputs, resolve_config, validate_inputs
 from attention_explorer.engine.mask import allowed_mask
 from attention_explorer.engine.positional import positional_table
-from attention_explorer.engine.row_blocks import RowBuffers, attend_rows, row_block
+from attention_explorer.engine.preview import (
+    SquarePreviews,
+    StagePreview,
+    aligned_block,
+    preview_of,
+    wants_preview,
+)
+from attention_explorer.engine.recompute import RecomputedStage, RowSource
+from attention_explorer.engine.row_blocks import RowBuffers, attend_rows, in_parallel, row_block
 from attention_explorer.engine.stage_pool import pooled_empty
 from attention_explorer.engine.trace import ALL_STAGES, PER_HEAD_STAGES, SQUARE_STAGES, Trace
+from attention_explorer.stages import stage
 
 #: Per chunk of heads, at most this many score elements are alive at once (~64 MiB float32).
 CHUNK_ELEMENTS = 16 * 1024 * 1024
@@ -47,6 +56,7 @@ def compute(
     stages: Iterable[str] | None = None,
     tokens: Sequence[str] | None = None,
     kv_tokens: Sequence[str] | None = None,
+    preview: int | None = None,
 ) -> Trace:
     """Run attention and return a :class:`Trace` of every stage, as numpy arrays.
 
@@ -54,7 +64,10 @@ def compute(
     ``stages`` limits which stages are kept (default: all). With both limited (say head 0,
     weights only) long sequences stay cheap: only the heads needed are projected and the
     [n, m] intermediates of other heads are never made. ``concat`` and ``output`` need every
-    head and compute them all, keeping only the asked-for per-head stages.
+    head and compute them all, keeping only the asked-for per-head stages. ``preview`` (a
+    display limit, e.g. 512) makes a sequence longer than that keep its square stages and the
+    mask at display resolution (``trace.previews``) instead of [n, m] arrays; their rows are
+    then recomputed when read (:mod:`.preview`, :mod:`.recompute`).
 
     If float32 overflows anywhere (projections, scores, head outputs or the output, for inputs
     near 1e30), the pass is redone in float64 and a note says so; the result is always finite.
@@ -62,20 +75,22 @@ def compute(
     backend = backend or Backend()
     config = resolve_config(config, inputs)
     n, m = validate_inputs(config, inputs)
-    plan = _plan(config, _stage_set(stages), _head_list(heads, config.heads), n, m)
+    plan = _plan(config, _stage_set(stages), _head_list(heads, config.heads), n, m, preview)
     check_budget(config, n, m, heads_kept=len(plan.selected), dtype=dtype)  # before allocating
     started = time.perf_counter()
     lib = ArrayLib(backend, dtype)
     notes: tuple[str, ...] = ()
     with np.errstate(over="ignore", invalid="ignore"):  # overflow is detected, then redone
         try:
-            kept, fully_masked = _run(inputs, config, lib, n, m, plan)
+            kept, previews, fully_masked = _run(inputs, config, lib, n, m, plan)
         except ComputeOverflow:
             notes = (
                 f"values overflowed {dtype}; this pass was computed in float64 to stay finite",
             )
             try:
-                kept, fully_masked = _run(inputs, config, ArrayLib(backend, "float64"), n, m, plan)
+                kept, previews, fully_masked = _run(
+                    inputs, config, ArrayLib(backend, "float64"), n, m, plan
+                )
             except ComputeOverflow as exc:  # pragma: no cover - inputs are capped at 1e30
                 raise AttentionInputError(
                     "inputs", f"values are too large even for float64 ({exc})"
@@ -89,6 +104,7 @@ def compute(
         tokens=_labels(tokens, n),
         kv_tokens=_labels(kv_tokens if config.attention == "cross" else tokens, m),
         stages=kept,
+        previews=previews,
         fully_masked_rows=fully_masked,
         notes=notes,
         scale=config.scale_value(),
@@ -107,9 +123,10 @@ class _Plan:
     need_head_outputs: bool  #: weights V is needed
     need_v: bool  #: V is projected
     per_chunk: int  #: heads per chunk of the [c, n, m] work
+    preview: int | None  #: display limit of the previews made instead of [n, m] stages
 
 
-def _plan(config: AttentionConfig, keep: frozenset[str], selected, n: int, m: int) -> _Plan:
+def _plan(config: AttentionConfig, keep: frozenset[str], selected, n, m, preview) -> _Plan:
     need_all = bool({"concat", "output"} & keep)
     need_head_outputs = need_all or "head_outputs" in keep
     run_heads = tuple(range(config.heads)) if need_all else selected
@@ -120,7 +137,8 @@ def _plan(config: AttentionConfig, keep: frozenset[str], selected, n: int, m: in
     else:
         per_chunk = max(1, CHUNK_ELEMENTS // max(1, n * m))
     need_v = need_head_outputs or "V" in keep
-    return _Plan(keep, selected, run_heads, need_all, need_head_outputs, need_v, per_chunk)
+    preview = preview if wants_preview(n, m, preview) else None
+    return _Plan(keep, selected, run_heads, need_all, need_head_outputs, need_v, per_chunk, preview)
 
 
 def _labels(given: Sequence[str] | None, count: int) -> tuple[str, ...]:
@@ -154,8 +172,9 @@ def _head_list(heads: Iterable[int] | None, count: int) -> tuple[int, ...]:
 
 
 def _run(inputs, config, lib: ArrayLib, n: int, m: int, plan: _Plan):
-    """One pass in ``lib``'s dtype: (stages as numpy arrays, fully masked rows)."""
+    """One pass in ``lib``'s dtype: (stages as numpy arrays, previews, fully masked rows)."""
     kept: dict[str, np.ndarray | None] = dict.fromkeys(ALL_STAGES)
+    previews: dict[str, StagePreview] = {}
     if config.mode == "direct":
         Q, K, V = _typed_heads(lib, config, inputs, plan)
     else:
@@ -167,10 +186,12 @@ def _run(inputs, config, lib: ArrayLib, n: int, m: int, plan: _Plan):
     fully_masked = tuple(int(i) for i in np.flatnonzero(~allowed.any(axis=1)))
     if "mask" in plan.keep:
         kept["mask"] = allowed
-    head_outputs = _attend(lib, config, Q, K, V, allowed, bool(fully_masked), plan, kept)
+        if plan.preview is not None:
+            previews["mask"] = preview_of(allowed, stage("mask").shrink, plan.preview)
+    head_outputs = _attend(lib, config, Q, K, V, allowed, bool(fully_masked), plan, kept, previews)
     if plan.need_all:
         _concat_and_output(lib, config, inputs, head_outputs, plan, kept)
-    return kept, fully_masked
+    return kept, previews, fully_masked
 
 
 def _kv_heads(config: AttentionConfig, heads: Sequence[int]) -> list[int]:
@@ -222,14 +243,18 @@ def _projected_heads(lib: ArrayLib, config, inputs, n: int, m: int, plan: _Plan,
     return Q, K, V
 
 
-def _attend(lib: ArrayLib, config, Q, K, V, allowed_np, fully_masked_rows, plan: _Plan, kept):
+def _attend(
+    lib: ArrayLib, config, Q, K, V, allowed_np, fully_masked_rows, plan: _Plan, kept, previews
+):
     """Score, scale, mask, normalise and combine, a chunk of heads at a time.
 
-    Stores the kept per-head stages in ``kept``; returns the head outputs per chunk
-    (``[c, n, d_v]`` each, empty when not needed). Long sequences go through each chunk of
-    heads a block of query rows at a time (:func:`row_block`): every step is per query row,
-    so the result is the same, but each block's scores, weights and temporaries stay in the
-    processor's cache and no [c, n, m] temporary is ever made (only the kept stages).
+    Stores the kept per-head stages in ``kept`` (and, when the plan previews, the square
+    stages' previews in ``previews`` with recomputing stand-ins in ``kept``); returns the head
+    outputs per chunk (``[c, n, d_v]`` each, empty when not needed). Long sequences go through
+    each chunk of heads a block of query rows at a time (:func:`row_block`): every step is per
+    query row, so the result is the same, but each block's scores, weights and temporaries
+    stay in the processor's cache and no [c, n, m] temporary is ever made (only the kept
+    stages, or their previews).
     """
     xp = lib.xp
     n, m = allowed_np.shape
@@ -238,55 +263,78 @@ def _attend(lib: ArrayLib, config, Q, K, V, allowed_np, fully_masked_rows, plan:
     check_each = not steps.scores_cannot_overflow(lib, Q, K, factor, n, m)
     parts: dict[str, list] = {name: [] for name in PER_HEAD_STAGES if name in plan.keep}
     square = [name for name in SQUARE_STAGES if name in parts]
+    previewer = _preview_builders(plan, square, n, m, factor)
+    kept_q, kept_k = [], []  # the selected heads' q and k, for recomputing previewed rows
     head_outputs = []
     buffers = None
+    done = 0  # selected heads finished in earlier chunks
     for start in range(0, len(plan.run_heads), plan.per_chunk):
         chunk = slice(start, start + plan.per_chunk)
         chunk_heads = plan.run_heads[chunk]
         q, k = Q[chunk], K[chunk]  # [c, n, d_k], [c, m, d_k]
         v = V[chunk] if V is not None else None  # [c, m, d_v]
         block = row_block(len(chunk_heads), n, m)
+        if previewer:  # blocks start where display blocks start: previews are exact shrinks
+            block = min(n, aligned_block(block, previewer.block[0]))
         if block < n and buffers is None and lib.backend.name == "numpy":
             buffers = RowBuffers(lib.dtype, len(chunk_heads), block, m)
         rows = [i for i, head in enumerate(chunk_heads) if head in plan.selected]
         full: dict[str, np.ndarray] = {}  # the kept [s, n, m] stages, filled block by block
-        outs = []
+
+        def one_block(
+            r0: int, scratch, q=q, k=k, v=v, rows=rows, done=done, block=block, full=full
+        ):
+            """Rows r0.. of this chunk; keeps or previews them, returns their head outputs."""
+            r = slice(r0, min(n, r0 + block))
+            values = attend_rows(
+                lib,
+                config,
+                q[:, r],
+                k,
+                v,
+                allowed[r],
+                factor,
+                check_each,
+                bool(fully_masked_rows),
+                square,
+                plan.need_head_outputs,
+                scratch,
+            )
+            if previewer:  # a chunk without a selected head gives only head outputs
+                if rows:
+                    pick = slice(None) if len(rows) == len(q) else rows
+                    parts_np = {
+                        name: lib.to_numpy(values[name])[pick]  # [c', rows, m]
+                        for name in square
+                        if values[name] is not None
+                    }
+                    previewer.add(r0, parts_np, allowed_np[r], first_head=done)
+            elif block >= n:  # one block: keep the arrays themselves, no copy
+                full.update({name: values[name] for name in square})
+            else:
+                for name in square:
+                    part = lib.to_numpy(values[name])  # [c, rows, m]
+                    part = part if len(rows) == len(q) else part[rows]
+                    if name not in full:
+                        full[name] = pooled_empty((len(rows), n, m), part.dtype)
+                    full[name][:, r] = part
+            return values["head_outputs"]  # [c, rows, d_v] or None
+
+        starts = range(0, n, block)
         # many small products: BLAS threads would only wait for each other
         with one_blas_thread() if block < n else contextlib.nullcontext():
-            for r0 in range(0, n, block):
-                r = slice(r0, min(n, r0 + block))
-                values = attend_rows(
-                    lib,
-                    config,
-                    q[:, r],
-                    k,
-                    v,
-                    allowed[r],
-                    factor,
-                    check_each,
-                    bool(fully_masked_rows),
-                    square,
-                    plan.need_head_outputs,
-                    buffers if block < n else None,
-                )
-                if block >= n:  # one block: keep the arrays themselves, no copy
-                    full = {name: values[name] for name in square}
-                else:
-                    for name in square:
-                        part = lib.to_numpy(values[name])  # [c, rows, m]
-                        part = part if len(rows) == len(chunk_heads) else part[rows]
-                        if name not in full:
-                            full[name] = pooled_empty((len(rows), n, m), part.dtype)
-                        full[name][:, r] = part
-                if values["head_outputs"] is not None:
-                    outs.append(values["head_outputs"])  # [c, rows, d_v]
-                del values
+            if previewer and buffers is not None:  # independent blocks: on every core
+                shape = (lib.dtype, len(chunk_heads), block, m)
+                outs = in_parallel(one_block, starts, lambda shape=shape: RowBuffers(*shape))
+            else:
+                outs = [one_block(r0, buffers if block < n else None) for r0 in starts]
+        outs = [out for out in outs if out is not None]
         head_out = None
         if plan.need_head_outputs:
             head_out = outs[0] if len(outs) == 1 else xp.concat(outs, axis=1)  # [c, n, d_v]
             head_outputs.append(head_out)
         chunk_values = {"Q": q, "K": k, "V": v, "head_outputs": head_out}
-        if block >= n:
+        if block >= n and not previewer:
             chunk_values.update(full)
             _keep_heads(parts, chunk_values, chunk_heads, plan.selected)
         else:
@@ -296,10 +344,29 @@ def _attend(lib: ArrayLib, config, Q, K, V, allowed_np, fully_masked_rows, plan:
                 chunk_heads,
                 plan.selected,
             )
-            if rows:
+            if rows and not previewer:
                 for name in square:
                     parts[name].append(full[name])
+        if previewer and rows:
+            pick = slice(None) if len(rows) == len(chunk_heads) else rows
+            kept_q.append(q[pick])  # [c', n, d_k]
+            kept_k.append(k[pick])  # [c', m, d_k]
+        done += len(rows)
         del full, outs, head_out, chunk_values
+    if previewer:
+        source = RowSource(
+            lib,
+            config,
+            kept_q[0] if len(kept_q) == 1 else xp.concat(kept_q, axis=0),  # [s, n, d_k]
+            kept_k[0] if len(kept_k) == 1 else xp.concat(kept_k, axis=0),  # [s, m, d_k]
+            allowed,
+            factor,
+            bool(fully_masked_rows),
+        )
+        for name, preview in previewer.results().items():
+            previews[name] = preview
+            kept[name] = RecomputedStage(source, name)
+            parts.pop(name, None)
     for name in list(parts):
         chunks = parts.pop(name)  # dropped as soon as joined, so no stage is held twice for long
         if len(chunks) == 1 or not isinstance(chunks[0], np.ndarray):
@@ -309,6 +376,13 @@ def _attend(lib: ArrayLib, config, Q, K, V, allowed_np, fully_masked_rows, plan:
         kept[name] = lib.to_numpy(joined)
         del chunks
     return head_outputs
+
+
+def _preview_builders(plan: _Plan, square: list[str], n: int, m: int, factor: float):
+    """The previews of the kept square stages when the plan previews (else None)."""
+    if plan.preview is None or not square:
+        return None
+    return SquarePreviews(square, len(plan.selected), n, m, plan.preview, factor)
 
 
 def _keep_heads(parts: dict[str, list], values: dict, chunk_heads, selected) -> None:

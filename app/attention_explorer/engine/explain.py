@@ -6,6 +6,7 @@ text rendering. Every number in the text is read from the trace, never recompute
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -100,14 +101,19 @@ class CellExplanation:
 
 
 def _terms(label_of, values, limit):
-    """The first ``limit`` (label, value) pairs and how many were left out.
+    """The first ``limit`` (label, value) pairs and how many were left out; ``limit`` may
+    also be a sequence of the term indices to show.
 
     ``label_of(t)`` is called only for the terms shown, so a 4096-key row costs ``limit``
     labels, not 4096.
     """
     count = len(values)
-    shown = [(label_of(t), float(values[t])) for t in range(min(limit, count))]
-    return shown, max(0, count - limit)
+    if isinstance(limit, int):
+        chosen = range(min(limit, count))
+    else:
+        chosen = [t for t in limit if 0 <= t < count]
+    shown = [(label_of(t), float(values[t])) for t in chosen]
+    return shown, max(0, count - len(shown))
 
 
 def _dot_step(title, lhs, rhs, result, limit):
@@ -133,11 +139,12 @@ def explain(
     head: int = 0,
     i: int = 0,
     j: int = 0,
-    max_terms: int = DEFAULT_MAX_TERMS,
+    max_terms: int | Sequence[int] = DEFAULT_MAX_TERMS,
 ) -> CellExplanation:
     """Explain cell ``(i, j)`` of ``stage`` for query head ``head`` of ``trace``.
 
     Stages: Q, K, V, scores, scaled, mask, masked, weights, head_outputs, concat, output.
+    ``max_terms`` is how many terms of a sum are written out (the first ones), or which.
     Raises KeyError for a stage that was not computed, IndexError for a cell outside it.
     """
     array = trace.stage(stage, head)

@@ -15,6 +15,7 @@ import numpy as np
 from attention_explorer.engine.backend import Backend
 from attention_explorer.engine.config import AttentionConfig
 from attention_explorer.engine.inputs import AttentionInputs
+from attention_explorer.engine.preview import StagePreview
 from attention_explorer.stages import CATALOGUE
 
 #: Every stage name, in pipeline order.
@@ -40,6 +41,11 @@ class Trace:
     attend), ``head_outputs [s,n,d_v]``, ``concat [n,h*d_v]``, ``output [n,d_out]``. Stages
     not asked for are None.
 
+    ``previews`` holds the square stages (and the mask) at display resolution when the pass
+    was asked for previews and the sequence is long (:mod:`.preview`); those square stages are
+    then :class:`~attention_explorer.engine.recompute.RecomputedStage` objects that compute the
+    rows read (index them like arrays; ``np.asarray`` gives the whole stage).
+
     ``masked`` holds -inf where the mask hides a key. A query whose keys are all hidden gets a
     weight row of zeros (as torch's scaled_dot_product_attention does) and is listed in
     ``fully_masked_rows``.
@@ -53,6 +59,7 @@ class Trace:
     tokens: tuple[str, ...]
     kv_tokens: tuple[str, ...]
     stages: Mapping[str, np.ndarray | None] = field(default_factory=dict)
+    previews: Mapping[str, StagePreview] = field(default_factory=dict)
     fully_masked_rows: tuple[int, ...] = ()
     notes: tuple[str, ...] = ()
     scale: float = 1.0
@@ -61,6 +68,7 @@ class Trace:
     def __post_init__(self) -> None:
         # A read-only view: no stage can be swapped after the trace is built.
         object.__setattr__(self, "stages", MappingProxyType(dict(self.stages)))
+        object.__setattr__(self, "previews", MappingProxyType(dict(self.previews)))
 
     @property
     def n_queries(self) -> int:
@@ -94,6 +102,10 @@ class Trace:
         if name in PER_HEAD_STAGES:
             return array[self.head_index(0 if head is None else head)]
         return array
+
+    def preview(self, name: str) -> StagePreview | None:
+        """Stage ``name`` at display resolution, when this pass made previews (else None)."""
+        return self.previews.get(name)
 
     def row_labels(self, name: str) -> tuple[str, ...]:
         """Labels of the rows of stage ``name`` (query tokens, or key tokens for K/V/X_kv)."""

@@ -14,8 +14,7 @@ from PySide6.QtCore import QEvent, QRectF, QSize, Qt
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-from attention_explorer.display import shrink
-from attention_explorer.stages import stage
+from attention_explorer.display import stage_picture
 from attention_explorer.ui.colormaps import colormap_for
 
 #: Thumbnails are shrunk (block maximum, as the weights view) to at most this many cells.
@@ -114,8 +113,8 @@ class HeadsGrid(QWidget):
         for k, (box, image, missing) in enumerate(zip(self._boxes, self._images, self._missing)):
             present = weights is not None and k in trace.heads
             if present:
-                how = stage("weights").shrink  # block max, as the stage views
-                data = shrink(weights[trace.head_index(k)], how, THUMB_LIMIT).image
+                # block max, as the stage views; from the pass's preview when it made one
+                data = stage_picture(trace, "weights", k, THUMB_LIMIT).image
                 image.setImage(data, autoLevels=False, levels=(0.0, 1.0))
                 image.setRect(QRectF(0, 0, cols, rows))
             image.setVisible(present)

@@ -2,7 +2,9 @@
 
 Bursts of edits are coalesced (latest wins, at most one pass per event-loop turn). Small
 problems compute on the GUI thread; large ones on one worker thread, and results of an
-older request are dropped. Views connect to ``updated`` and read ``trace``.
+older request are dropped. Sequences longer than the views' display limit keep their square
+stages at display resolution (``preview``): the views draw those, and the rows a hover, the
+walkthrough or a zoom reads are recomputed. Views connect to ``updated`` and read ``trace``.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import time
 from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
 
 from attention_explorer.engine import AttentionInputError, Trace
+from attention_explorer.engine.preview import PREVIEW_LIMIT
 from attention_explorer.engine.trace import ALL_STAGES
 from attention_explorer.run import compute_session
 from attention_explorer.session.model import COMPUTE_FIELDS, Session
@@ -76,6 +79,8 @@ class LiveTrace(QObject):
         self.trace: Trace | None = None
         self.error: AttentionInputError | None = None
         self.compute_seconds = 0.0
+        #: Display limit of the passes' previews (see :mod:`attention_explorer.engine.preview`)
+        self.preview = PREVIEW_LIMIT
         self._request = 0
         self._busy = False  # a worker pass for the newest request is awaited
         self._pending = QTimer(self)
@@ -132,7 +137,9 @@ class LiveTrace(QObject):
         heads, stages = self.pass_options(all_heads)
 
         def job() -> Trace:
-            return compute_session(data, backend, dtype=dtype, heads=heads, stages=stages)
+            return compute_session(
+                data, backend, dtype=dtype, heads=heads, stages=stages, preview=self.preview
+            )
 
         return job
 

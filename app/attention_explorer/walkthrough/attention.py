@@ -163,12 +163,12 @@ def _softmax_keys(m: int, j: int) -> list[int]:
 def _softmax_text(ctx: Context) -> str:
     trace, i, j = ctx.trace, ctx.row, ctx.col
     m = trace.n_keys
-    full = ctx.explain("weights", i, j, terms=m).steps  # max, exps, sum, divide
+    keys = _softmax_keys(m, j)
+    full = ctx.explain("weights", i, j, terms=keys).steps  # max, exps (of keys), sum, divide
     row_max, exps, total = full[0].result, full[1].terms, full[2].result
     rows = []
-    for c in _softmax_keys(m, j):
+    for c, (label, value) in zip(keys, exps):
         divide = ctx.explain("weights", i, c, terms=0).steps[3]
-        label, value = exps[c]
         mark = " style='background-color:#fff3b0; color:#000000'" if c == j else ""
         rows.append(
             f"<tr{mark}><td>{html.escape(trace.kv_tokens[c])}</td>"

@@ -44,23 +44,24 @@ class Focus:
         return self.highest - self.lowest
 
 
-def _rows(trace: Trace, head: int):
-    """(row, hidden keys, visible keys, lowest, highest visible weight) per usable row."""
-    weights = trace.stage("weights", head)  # [n, m]
+def _row_ranges(trace: Trace, head: int):
+    """(visible keys, lowest, highest visible weight) of every query row: ``[n]`` each.
+
+    A pass that made previews found each row's range while computing (no [n, m] reads)."""
+    weights = trace.stage("weights", head)  # [n, m]: an array, or rows recomputed when read
     n, m = weights.shape
-    if trace.has("mask"):  # per-row reductions: no Python loop over 4096 rows
-        allowed = trace["mask"]  # [n, m]
-        counts = allowed.sum(axis=1)  # [n]
+    allowed = trace["mask"] if trace.has("mask") else None  # [n, m]
+    counts = allowed.sum(axis=1) if allowed is not None else np.full(n, m)  # [n]
+    preview = trace.preview("weights")
+    if preview is not None and preview.row_low is not None:
+        index = trace.head_index(head)
+        lowest, highest = preview.row_low[index], preview.row_high[index]  # [n], [n]
+    elif allowed is not None:  # per-row reductions: no Python loop over 4096 rows
         lowest = np.min(weights, axis=1, where=allowed, initial=np.inf)  # [n]
         highest = np.max(weights, axis=1, where=allowed, initial=-np.inf)  # [n]
     else:
-        counts = np.full(n, m)  # [n]
         lowest, highest = weights.min(axis=1), weights.max(axis=1)  # [n], [n]
-    skipped = set(trace.fully_masked_rows)
-    for r in np.flatnonzero(counts).tolist():
-        if r not in skipped:
-            count = int(counts[r])
-            yield r, m - count, count, float(lowest[r]), float(highest[r])
+    return counts, np.asarray(lowest, np.float64), np.asarray(highest, np.float64)
 
 
 def describe_focus(trace: Trace, head: int, row: int, col: int, kind: str) -> Focus:
@@ -83,23 +84,26 @@ def _informative(focus: Focus) -> bool:
 
 def choose_focus(trace: Trace, head: int) -> Focus:
     """The informative query of ``head`` and the key it attends to most (see module doc)."""
-    rows = list(_rows(trace, head))
-    if not rows:
-        return Focus(trace.n_queries - 1, 0, "only")
-
-    def spread(r):
-        return r[4] - r[3]
-
-    informative = [r for r in rows if r[1] > 0 and r[2] >= 2 and spread(r) >= NEAR_UNIFORM]
-    if informative:
-        best = max(informative, key=lambda r: (r[2], spread(r)))  # most keys still visible
+    counts, lowest, highest = _row_ranges(trace, head)  # [n] each
+    n, m = trace.n_queries, trace.n_keys
+    usable = counts > 0  # [n]
+    usable[list(trace.fully_masked_rows)] = False
+    if not usable.any():
+        return Focus(n - 1, 0, "only")
+    spread = highest - lowest  # [n]
+    rows = np.arange(n)
+    informative = usable & (counts < m) & (counts >= 2) & (spread >= NEAR_UNIFORM)
+    if informative.any():  # most keys still visible, then the widest spread, then the first
+        pick = np.flatnonzero(informative)
+        row = int(pick[np.lexsort((-rows[pick], spread[pick], counts[pick]))[-1]])
         kind = "informative"
-    else:
-        best = max(rows, key=lambda r: (spread(r), r[0]))
-        kind = "uneven" if len(rows) > 1 else "only"
-    row = best[0]
+    else:  # the widest spread, then the last
+        pick = np.flatnonzero(usable)
+        row = int(pick[np.lexsort((rows[pick], spread[pick]))[-1]])
+        kind = "uneven" if pick.size > 1 else "only"
     col = int(np.argmax(trace.stage("weights", head)[row]))
-    return Focus(row, col, kind, *best[1:])
+    count = int(counts[row])
+    return Focus(row, col, kind, m - count, count, float(lowest[row]), float(highest[row]))
 
 
 def why_text(trace: Trace, focus: Focus) -> str:

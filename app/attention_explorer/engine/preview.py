@@ -1,0 +1,258 @@
+"""Previews: the square stages of a long sequence at display resolution, made while computing.
+
+A pass at n = 4096 makes each head's scores, scaled, masked and weights one block of query
+rows at a time (:mod:`.row_blocks`). With a preview limit, each block is shrunk to display
+resolution right away, while it is still in the processor's cache, by the catalogue's rule
+(block max for weights and the mask, block mean elsewhere: :func:`~attention_explorer.display.
+shrink.reduce_blocks`, the same function the views use), and the [n, m] stage is never
+stored. What the views need besides the picture comes along: the finite range of the whole
+stage (its colour levels) and, for the weights, each query's lowest and highest weight over
+the keys it may see (the walkthrough's choice of query). Full-resolution rows are recomputed
+on demand (:mod:`.recompute`).
+
+Row blocks start at multiples of the block height, so a preview is exactly the shrink of the
+full stage.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+
+from attention_explorer.display.shrink import DISPLAY_LIMIT, block_factors, reduce_blocks
+from attention_explorer.stages import stage
+
+#: A stage whose rows or columns exceed this many is previewed by default.
+PREVIEW_LIMIT = DISPLAY_LIMIT
+
+
+@dataclass(frozen=True)
+class StagePreview:
+    """One stage of the kept heads at display resolution (shared stages: one "head").
+
+    ``image [s, R, C]`` (finite, hidden blocks 0), ``hidden [s, R, C]`` (every cell of the
+    block masked), ``block`` = (fr, fc) full cells per shown cell, ``how`` "max" or "mean",
+    ``limit`` the display limit it was made for, ``low``/``high [s]`` the finite min and max
+    of the whole stage (±inf when it has no finite cell), ``row_low``/``row_high [s, n]``
+    each query's min and max over the keys it may see (weights only; else None).
+    """
+
+    image: np.ndarray
+    hidden: np.ndarray
+    block: tuple[int, int]
+    how: str
+    limit: int
+    low: np.ndarray
+    high: np.ndarray
+    row_low: np.ndarray | None = None
+    row_high: np.ndarray | None = None
+
+
+def wants_preview(n: int, m: int, limit: int | None) -> bool:
+    """True when a pass asked for previews at ``limit`` should make them for an [n, m] stage."""
+    return limit is not None and max(n, m) > limit
+
+
+def aligned_block(rows: int, fr: int) -> int:
+    """``rows`` per block rounded down to a multiple of the block height ``fr`` (at least fr)."""
+    return max(fr, rows - rows % fr)
+
+
+class PreviewBuilder:
+    """Collects one stage's preview, block of query rows by block of query rows.
+
+    Blocks may arrive in any order and from several threads (each row block once per head).
+    """
+
+    def __init__(
+        self, how: str, heads: int, n: int, m: int, limit: int, row_range: bool, levels=True
+    ):
+        self.how, self.limit, self.n = how, limit, n
+        self.block = block_factors(n, m, limit)
+        self._images: list[dict[int, np.ndarray]] = [{} for _ in range(heads)]
+        self._hidden: list[dict[int, np.ndarray]] = [{} for _ in range(heads)]
+        self.levels = levels  #: False for stages with fixed levels: no range kept
+        self.low = np.full(heads, np.inf)  # [s]
+        self.high = np.full(heads, -np.inf)  # [s]
+        self.row_low = np.full((heads, n), np.inf) if row_range else None  # [s, n]
+        self.row_high = np.full((heads, n), -np.inf) if row_range else None  # [s, n]
+        self._lock = threading.Lock()
+
+    def shrink(self, values: np.ndarray) -> tuple[list, list]:
+        """Each head's (image, hidden) of ``values [c, rows, m]`` by this stage's rule."""
+        fr, fc = self.block
+        c, rows = values.shape[0], values.shape[1]
+        if rows % fr == 0:  # whole blocks: every head in one pass over [c*rows, m]
+            image, hidden = reduce_blocks(
+                values.reshape(c * rows, -1), fr, fc, self.how, narrow=False
+            )
+            return list(image.reshape(c, rows // fr, -1)), list(hidden.reshape(c, rows // fr, -1))
+        pairs = [reduce_blocks(values[h], fr, fc, self.how, False) for h in range(c)]  # padded
+        return [p[0] for p in pairs], [p[1] for p in pairs]
+
+    def store(self, r0: int, first_head: int, images, hiddens, low=None, high=None) -> None:
+        """Keep the shrunk rows from ``r0`` of heads ``first_head ..`` and their range."""
+        with self._lock:
+            for h, (image, hidden) in enumerate(zip(images, hiddens)):
+                self._images[first_head + h][r0] = image  # [rows/fr, C]
+                self._hidden[first_head + h][r0] = hidden
+            if low is not None:
+                heads = slice(first_head, first_head + len(images))
+                np.minimum(self.low[heads], low, out=self.low[heads])
+                np.maximum(self.high[heads], high, out=self.high[heads])
+
+    def add(
+        self, r0: int, values: np.ndarray, allowed: np.ndarray | None = None, first_head: int = 0
+    ) -> None:
+        """Rows ``r0 .. r0 + rows`` of heads ``first_head ..``: ``values [c, rows, m]`` (may
+        hold −∞), ``allowed [rows, m]`` the keys each row may see (for the per-row range).
+        ``r0`` is a multiple of the block height."""
+        images, hiddens = self.shrink(values)
+        low = high = None
+        if self.levels:
+            low, high = finite_range(values)
+        self.store(r0, first_head, images, hiddens, low, high)
+        if self.row_low is not None:
+            self.add_row_range(r0, values, allowed, first_head)
+
+    def add_row_range(self, r0: int, values, allowed, first_head: int) -> None:
+        """Each row's min and max over the keys it may see (all keys when ``allowed`` is None)."""
+        heads = slice(first_head, first_head + values.shape[0])
+        rows_of = slice(r0, r0 + values.shape[1])
+        seen = np.ones(values.shape[1:], bool) if allowed is None else allowed  # [rows, m]
+        self.row_low[heads, rows_of] = np.min(values, axis=2, where=seen, initial=np.inf)
+        self.row_high[heads, rows_of] = np.max(values, axis=2, where=seen, initial=-np.inf)
+
+    def result(self) -> StagePreview:
+        """The finished preview (every row added)."""
+        image = np.stack([_in_row_order(parts) for parts in self._images])  # [s, R, C]
+        hidden = np.stack([_in_row_order(parts) for parts in self._hidden])  # [s, R, C]
+        return StagePreview(
+            image=image,
+            hidden=hidden,
+            block=self.block,
+            how=self.how,
+            limit=self.limit,
+            low=self.low,
+            high=self.high,
+            row_low=self.row_low,
+            row_high=self.row_high,
+        )
+
+
+def _in_row_order(parts: dict[int, np.ndarray]) -> np.ndarray:
+    return np.concatenate([parts[r0] for r0 in sorted(parts)])
+
+
+def finite_range(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per head, the min and max of the finite cells of ``values [c, rows, m]`` (±inf when
+    a head has none)."""
+    with np.errstate(invalid="ignore"):
+        low, high = values.min(axis=(1, 2)), values.max(axis=(1, 2))  # [c], [c]
+        if not (np.isfinite(low).all() and np.isfinite(high).all()):
+            finite = np.isfinite(values)  # [c, rows, m]
+            low = np.min(values, axis=(1, 2), where=finite, initial=np.inf)
+            high = np.max(values, axis=(1, 2), where=finite, initial=-np.inf)
+    return low, high
+
+
+class SquarePreviews:
+    """The previews of the kept square stages of one pass, made block by block.
+
+    The same numbers as one :class:`PreviewBuilder` per stage, with the passes over each
+    block that the stages' relations make unnecessary left out: ``scaled`` is ``scores``
+    times the scale factor (its block means and range are those of ``scores``, scaled),
+    ``masked`` is ``scaled`` where the mask allows (its means and range come from the
+    allowed cells, counted once per block for every head), the weights' range is fixed
+    (0..1) and hidden keys weigh 0, so each row's largest weight needs no mask.
+    """
+
+    def __init__(self, names, heads: int, n: int, m: int, limit: int, factor: float):
+        self.factor = float(factor)
+        self.builders = {
+            name: PreviewBuilder(
+                stage(name).shrink,
+                heads,
+                n,
+                m,
+                limit,
+                row_range=stage(name).scalable,
+                levels=stage(name).fixed_levels is None,
+            )
+            for name in names
+        }
+        self.block = block_factors(n, m, limit)
+
+    def add(self, r0: int, values: dict, allowed: np.ndarray, first_head: int = 0) -> None:
+        """Rows ``r0 ..`` of heads ``first_head ..``: ``values[name] [c, rows, m]`` (numpy),
+        ``allowed [rows, m]``."""
+        fr, fc = self.block
+        done: dict[str, tuple] = {}  # name -> (images, hiddens, low, high)
+        scores = self.builders.get("scores")
+        if scores is not None:
+            images, hiddens = scores.shrink(values["scores"])
+            done["scores"] = (images, hiddens, *finite_range(values["scores"]))
+        if "scaled" in self.builders:
+            if "scores" in done and self.factor > 0:
+                images, hiddens, low, high = done["scores"]
+                done["scaled"] = (
+                    [i * self.factor for i in images],
+                    hiddens,
+                    low * self.factor,
+                    high * self.factor,
+                )
+            else:
+                images, hiddens = self.builders["scaled"].shrink(values["scaled"])
+                done["scaled"] = (images, hiddens, *finite_range(values["scaled"]))
+        whole = values["masked"].shape[1] % fr == 0 and allowed.shape[1] % fc == 0
+        if "masked" in self.builders and whole and "scaled" in values:
+            done["masked"] = self._masked(values["scaled"], allowed)
+        for name, builder in self.builders.items():
+            if name in done:
+                builder.store(r0, first_head, *done[name])
+            elif name == "weights":
+                images, hiddens = builder.shrink(values[name])
+                builder.store(r0, first_head, images, hiddens)
+                rows_of = slice(r0, r0 + values[name].shape[1])
+                heads = slice(first_head, first_head + values[name].shape[0])
+                masked = np.where(allowed, values[name], np.inf)  # [c, rows, m]
+                builder.row_low[heads, rows_of] = masked.min(axis=2)
+                builder.row_high[heads, rows_of] = values[name].max(axis=2)
+            else:
+                builder.add(r0, values[name], allowed, first_head)
+
+    def _masked(self, scaled: np.ndarray, allowed: np.ndarray) -> tuple:
+        """(images, hiddens, low, high) of ``masked`` from ``scaled [c, rows, m]``: block
+        means over the allowed cells only, blocks with none hidden."""
+        fr, fc = self.block
+        c, rows, m = scaled.shape
+        share, _ = reduce_blocks(allowed.astype(scaled.dtype), fr, fc, "mean", narrow=False)
+        zeroed = np.where(allowed, scaled, 0.0).astype(scaled.dtype, copy=False)
+        means, _ = reduce_blocks(zeroed.reshape(c * rows, m), fr, fc, "mean", narrow=False)
+        means = means.reshape(c, rows // fr, -1)  # [c, rows/fr, C]
+        hidden = share == 0  # [rows/fr, C]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            image = np.where(hidden, 0.0, means / np.where(hidden, 1.0, share))
+        low = np.min(scaled, axis=(1, 2), where=allowed, initial=np.inf)  # [c]
+        high = np.max(scaled, axis=(1, 2), where=allowed, initial=-np.inf)
+        image = image.astype(means.dtype, copy=False)
+        return list(image), [hidden] * c, low, high
+
+    def results(self) -> dict[str, StagePreview]:
+        """Every stage's finished preview."""
+        return {name: builder.result() for name, builder in self.builders.items()}
+
+
+def preview_of(values: np.ndarray, how: str, limit: int = PREVIEW_LIMIT) -> StagePreview:
+    """The preview of one whole 2-D stage ``values [n, m]`` (e.g. the mask), shrunk a block
+    of rows at a time so no full-size temporary is made."""
+    values = np.asarray(values)
+    n, m = values.shape
+    builder = PreviewBuilder(how, 1, n, m, limit, row_range=False)
+    step = aligned_block(max(1, (1 << 20) // max(1, m)), builder.block[0])
+    for r0 in range(0, n, step):
+        part = values[r0 : r0 + step]  # [rows, m]
+        builder.add(r0, (part.astype(np.float32) if part.dtype == bool else part)[None])
+    return builder.result()
