@@ -111,7 +111,11 @@ class ArrayLib:
         return self.xp.asarray(values, dtype=self.dtype, device=self.device)
 
     def asbool(self, values):
-        """A boolean array on this backend's device."""
+        """A boolean array on this backend's device (torch gets its own copy of a read-only
+        numpy array, such as the shared mask: it may not share one)."""
+        flags = getattr(values, "flags", None)
+        if self.backend.name == "torch" and flags is not None and not flags.writeable:
+            values = values.copy()
         return self.xp.asarray(values, dtype=self.xp.bool, device=self.device)
 
     @staticmethod

@@ -35,8 +35,10 @@ class StagePreview:
     ``image [s, R, C]`` (finite, hidden blocks 0), ``hidden [s, R, C]`` (every cell of the
     block masked), ``block`` = (fr, fc) full cells per shown cell, ``how`` "max" or "mean",
     ``limit`` the display limit it was made for, ``low``/``high [s]`` the finite min and max
-    of the whole stage (±inf when it has no finite cell), ``row_low``/``row_high [s, n]``
-    each query's min and max over the keys it may see (weights only; else None).
+    of the whole stage (±inf when it has no finite cell; for ``masked``, a signed stage whose
+    levels depend only on the largest size, the range may include 0),
+    ``row_low``/``row_high [s, n]`` each query's min and max over the keys it may see
+    (weights only; else None).
     """
 
     image: np.ndarray
@@ -217,9 +219,9 @@ class SquarePreviews:
                 builder.store(r0, first_head, images, hiddens)
                 rows_of = slice(r0, r0 + values[name].shape[1])
                 heads = slice(first_head, first_head + values[name].shape[0])
-                masked = np.where(allowed, values[name], np.inf)  # [c, rows, m]
-                builder.row_low[heads, rows_of] = masked.min(axis=2)
-                builder.row_high[heads, rows_of] = values[name].max(axis=2)
+                low = np.min(values[name], axis=2, where=allowed, initial=np.inf)  # [c, rows]
+                builder.row_low[heads, rows_of] = low
+                builder.row_high[heads, rows_of] = values[name].max(axis=2)  # hidden weigh 0
             else:
                 builder.add(r0, values[name], allowed, first_head)
 
@@ -228,15 +230,19 @@ class SquarePreviews:
         means over the allowed cells only, blocks with none hidden."""
         fr, fc = self.block
         c, rows, m = scaled.shape
-        share, _ = reduce_blocks(allowed.astype(scaled.dtype), fr, fc, "mean", narrow=False)
-        zeroed = np.where(allowed, scaled, 0.0).astype(scaled.dtype, copy=False)
+        counts = allowed.view(np.uint8) if scaled.dtype == np.float32 else allowed.astype(float)
+        share, _ = reduce_blocks(counts, fr, fc, "mean", narrow=False)  # [rows/fr, C]
+        zeroed = scaled * allowed  # [c, rows, m], hidden cells 0 (a product: no slow where)
         means, _ = reduce_blocks(zeroed.reshape(c * rows, m), fr, fc, "mean", narrow=False)
         means = means.reshape(c, rows // fr, -1)  # [c, rows/fr, C]
         hidden = share == 0  # [rows/fr, C]
         with np.errstate(invalid="ignore", divide="ignore"):
             image = np.where(hidden, 0.0, means / np.where(hidden, 1.0, share))
-        low = np.min(scaled, axis=(1, 2), where=allowed, initial=np.inf)  # [c]
-        high = np.max(scaled, axis=(1, 2), where=allowed, initial=-np.inf)
+        if stage("masked").kind == "signed":  # levels from the largest size: 0 changes none
+            low, high = zeroed.min(axis=(1, 2)), zeroed.max(axis=(1, 2))  # [c]
+        else:
+            low = np.min(scaled, axis=(1, 2), where=allowed, initial=np.inf)  # [c]
+            high = np.max(scaled, axis=(1, 2), where=allowed, initial=-np.inf)
         image = image.astype(means.dtype, copy=False)
         return list(image), [hidden] * c, low, high
 
@@ -245,10 +251,24 @@ class SquarePreviews:
         return {name: builder.result() for name, builder in self.builders.items()}
 
 
+_last_preview: tuple[np.ndarray, str, int, StagePreview] | None = None
+
+
 def preview_of(values: np.ndarray, how: str, limit: int = PREVIEW_LIMIT) -> StagePreview:
     """The preview of one whole 2-D stage ``values [n, m]`` (e.g. the mask), shrunk a block
-    of rows at a time so no full-size temporary is made."""
-    values = np.asarray(values)
+    of rows at a time so no full-size temporary is made. The same read-only array asked
+    again (the mask, unchanged by an edit) gets the same preview back."""
+    global _last_preview
+    last = _last_preview
+    if last is not None and last[0] is values and last[1:3] == (how, limit):
+        return last[3]
+    made = _preview_of(np.asarray(values), how, limit)
+    if isinstance(values, np.ndarray) and not values.flags.writeable:
+        _last_preview = (values, how, limit, made)
+    return made
+
+
+def _preview_of(values: np.ndarray, how: str, limit: int) -> StagePreview:
     n, m = values.shape
     builder = PreviewBuilder(how, 1, n, m, limit, row_range=False)
     step = aligned_block(max(1, (1 << 20) // max(1, m)), builder.block[0])
