@@ -263,7 +263,7 @@ def _attend(
     check_each = not steps.scores_cannot_overflow(lib, Q, K, factor, n, m)
     parts: dict[str, list] = {name: [] for name in PER_HEAD_STAGES if name in plan.keep}
     square = [name for name in SQUARE_STAGES if name in parts]
-    previewer = _preview_builders(plan, square, n, m, factor)
+    previewer = _preview_builders(plan, square, allowed_np, factor)
     kept_q, kept_k = [], []  # the selected heads' q and k, for recomputing previewed rows
     head_outputs = []
     buffers = None
@@ -378,11 +378,12 @@ def _attend(
     return head_outputs
 
 
-def _preview_builders(plan: _Plan, square: list[str], n: int, m: int, factor: float):
+def _preview_builders(plan: _Plan, square: list[str], allowed, factor: float):
     """The previews of the kept square stages when the plan previews (else None)."""
     if plan.preview is None or not square:
         return None
-    return SquarePreviews(square, len(plan.selected), n, m, plan.preview, factor)
+    n, m = allowed.shape
+    return SquarePreviews(square, len(plan.selected), n, m, plan.preview, factor, allowed)
 
 
 def _keep_heads(parts: dict[str, list], values: dict, chunk_heads, selected) -> None:

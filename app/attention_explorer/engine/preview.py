@@ -171,8 +171,10 @@ class SquarePreviews:
     (0..1) and hidden keys weigh 0, so each row's largest weight needs no mask.
     """
 
-    def __init__(self, names, heads: int, n: int, m: int, limit: int, factor: float):
+    def __init__(self, names, heads: int, n: int, m: int, limit: int, factor: float, allowed=None):
         self.factor = float(factor)
+        #: each display block's share of allowed cells ``[R, C]``, made once per mask
+        self.share = None if allowed is None else preview_of(allowed, "mean", limit).image[0]
         self.builders = {
             name: PreviewBuilder(
                 stage(name).shrink,
@@ -210,7 +212,7 @@ class SquarePreviews:
                 done["scaled"] = (images, hiddens, *finite_range(values["scaled"]))
         whole = values["masked"].shape[1] % fr == 0 and allowed.shape[1] % fc == 0
         if "masked" in self.builders and whole and "scaled" in values:
-            done["masked"] = self._masked(values["scaled"], allowed)
+            done["masked"] = self._masked(r0, values["scaled"], allowed)
         for name, builder in self.builders.items():
             if name in done:
                 builder.store(r0, first_head, *done[name])
@@ -225,13 +227,15 @@ class SquarePreviews:
             else:
                 builder.add(r0, values[name], allowed, first_head)
 
-    def _masked(self, scaled: np.ndarray, allowed: np.ndarray) -> tuple:
+    def _masked(self, r0: int, scaled: np.ndarray, allowed: np.ndarray) -> tuple:
         """(images, hiddens, low, high) of ``masked`` from ``scaled [c, rows, m]``: block
         means over the allowed cells only, blocks with none hidden."""
         fr, fc = self.block
         c, rows, m = scaled.shape
-        counts = allowed.view(np.uint8) if scaled.dtype == np.float32 else allowed.astype(float)
-        share, _ = reduce_blocks(counts, fr, fc, "mean", narrow=False)  # [rows/fr, C]
+        if self.share is not None and scaled.dtype == np.float32:
+            share = self.share[r0 // fr : r0 // fr + rows // fr]  # [rows/fr, C], of the mask
+        else:  # float64 passes count in float64 (a share like 4/9 is not exact in float32)
+            share, _ = reduce_blocks(allowed.astype(float), fr, fc, "mean", narrow=False)
         zeroed = scaled * allowed  # [c, rows, m], hidden cells 0 (a product: no slow where)
         means, _ = reduce_blocks(zeroed.reshape(c * rows, m), fr, fc, "mean", narrow=False)
         means = means.reshape(c, rows // fr, -1)  # [c, rows/fr, C]
@@ -251,20 +255,25 @@ class SquarePreviews:
         return {name: builder.result() for name, builder in self.builders.items()}
 
 
-_last_preview: tuple[np.ndarray, str, int, StagePreview] | None = None
+#: Previews of read-only arrays (the shared mask), by (array, rule, limit): kept while the
+#: same array is asked for again, at most a few.
+_remembered: dict[tuple[int, str, int], tuple[np.ndarray, StagePreview]] = {}
+_REMEMBER = 4
 
 
 def preview_of(values: np.ndarray, how: str, limit: int = PREVIEW_LIMIT) -> StagePreview:
     """The preview of one whole 2-D stage ``values [n, m]`` (e.g. the mask), shrunk a block
     of rows at a time so no full-size temporary is made. The same read-only array asked
     again (the mask, unchanged by an edit) gets the same preview back."""
-    global _last_preview
-    last = _last_preview
-    if last is not None and last[0] is values and last[1:3] == (how, limit):
-        return last[3]
+    key = (id(values), how, limit)
+    known = _remembered.get(key)
+    if known is not None and known[0] is values:
+        return known[1]
     made = _preview_of(np.asarray(values), how, limit)
     if isinstance(values, np.ndarray) and not values.flags.writeable:
-        _last_preview = (values, how, limit, made)
+        while len(_remembered) >= _REMEMBER:
+            _remembered.pop(next(iter(_remembered)))
+        _remembered[key] = (values, made)
     return made
 
 

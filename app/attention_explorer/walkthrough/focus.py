@@ -51,7 +51,7 @@ def _row_ranges(trace: Trace, head: int):
     weights = trace.stage("weights", head)  # [n, m]: an array, or rows recomputed when read
     n, m = weights.shape
     allowed = trace["mask"] if trace.has("mask") else None  # [n, m]
-    counts = allowed.sum(axis=1) if allowed is not None else np.full(n, m)  # [n]
+    counts = np.count_nonzero(allowed, axis=1) if allowed is not None else np.full(n, m)  # [n]
     preview = trace.preview("weights")
     if preview is not None and preview.row_low is not None:
         index = trace.head_index(head)
