@@ -1,0 +1,80 @@
+"""The window on a long sequence: views drawn from the pass's previews, numbers from rows
+recomputed on demand, all equal to the same session computed in full, independently."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt
+
+from attention_explorer.display import levels_for, shrink
+from attention_explorer.engine.recompute import RecomputedStage
+from attention_explorer.numbers import format_number
+from attention_explorer.run import compute_session
+from attention_explorer.session.model import Session
+from attention_explorer.session.resize import set_token_count
+from attention_explorer.session.starter import starter_session
+from attention_explorer.stages import stage
+from attention_explorer.ui.live_trace import LiveTrace
+from attention_explorer.ui.preferences import ViewPreferences
+from attention_explorer.ui.stage_panel import StagePanel
+
+TOKENS = 600  # beyond the 512 display limit: previewed, 2×2 blocks
+SQUARE = ("scores", "scaled", "masked", "weights")
+
+
+@pytest.fixture
+def long_panel(qtbot):
+    session = Session.from_data(set_token_count(starter_session(), TOKENS))
+    live = LiveTrace(session)
+    panel = StagePanel(session, live, ViewPreferences())
+    qtbot.addWidget(panel)
+    panel.resize(1100, 850)
+    panel.show()
+    qtbot.waitExposed(panel)
+    live.recompute_now()
+    qtbot.waitUntil(lambda: panel.view("weights").frame is not None, timeout=20000)
+    yield session, live, panel
+    live.shutdown()
+
+
+def _full(session):
+    """The session computed here in full ([n, n] arrays), without previews."""
+    return compute_session(session.data(), session.backend, dtype=session.dtype)
+
+
+def test_the_views_draw_previews_equal_to_the_full_stages(long_panel, qtbot):
+    session, live, panel = long_panel
+    trace, full = live.trace, _full(session)
+    assert set(trace.previews) >= {*SQUARE, "mask"}  # the window asked for previews
+    for name in SQUARE:
+        assert isinstance(trace[name], RecomputedStage), name  # no [n, n] array kept
+        view = panel.view(name)  # (a view out of sight builds its frame when read)
+        whole = full.stage(name, 0)  # [600, 600]
+        expected = shrink(whole, stage(name).shrink)
+        assert view.frame.block == (2, 2), name
+        np.testing.assert_allclose(view.frame.image, expected.image, rtol=1e-5, atol=1e-6)
+        np.testing.assert_array_equal(view.frame.hidden, expected.hidden, err_msg=name)
+        np.testing.assert_allclose(view.frame.levels, levels_for(name, whole), rtol=1e-6)
+        assert "600×600 shown as 300×300" in view.frame.heading
+
+
+def test_hover_and_zoom_read_recomputed_rows_with_the_full_numbers(long_panel, qtbot):
+    session, live, panel = long_panel
+    full = _full(session)
+    for name, cell in (("weights", (417, 3)), ("scores", (9, 588))):
+        value = float(full.stage(name, 0)[cell])
+        assert format_number(value) in panel.view(name).tooltip_text(*cell), name
+    view = panel.view("weights")
+    view.graphics.setFocus()
+    for _ in range(5):
+        qtbot.keyClick(view.graphics, Qt.Key.Key_Plus)
+    qtbot.waitUntil(lambda: view.frame.zoomed and view.frame.block == (1, 1))
+    r0, r1, c0, c1 = view.frame.region
+    np.testing.assert_allclose(
+        view.frame.image, full.stage("weights", 0)[r0:r1, c0:c1], rtol=1e-5, atol=1e-7
+    )
