@@ -44,6 +44,21 @@ class Focus:
         return self.highest - self.lowest
 
 
+_last_counts: tuple[np.ndarray, np.ndarray] | None = None
+
+
+def _visible_keys(allowed: np.ndarray) -> np.ndarray:
+    """Keys each query may see, ``[n]``; remembered for the engine's shared read-only mask,
+    which edits of numbers leave alone (6 ms at n = 4096)."""
+    global _last_counts
+    if _last_counts is not None and _last_counts[0] is allowed:
+        return _last_counts[1]
+    counts = allowed.sum(axis=1)  # [n]
+    if not allowed.flags.writeable:
+        _last_counts = (allowed, counts)
+    return counts
+
+
 def _row_ranges(trace: Trace, head: int):
     """(visible keys, lowest, highest visible weight) of every query row: ``[n]`` each.
 
@@ -51,7 +66,7 @@ def _row_ranges(trace: Trace, head: int):
     weights = trace.stage("weights", head)  # [n, m]: an array, or rows recomputed when read
     n, m = weights.shape
     allowed = trace["mask"] if trace.has("mask") else None  # [n, m]
-    counts = np.count_nonzero(allowed, axis=1) if allowed is not None else np.full(n, m)  # [n]
+    counts = _visible_keys(allowed) if allowed is not None else np.full(n, m)  # [n]
     preview = trace.preview("weights")
     if preview is not None and preview.row_low is not None:
         index = trace.head_index(head)
