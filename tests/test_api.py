@@ -155,3 +155,13 @@ def test_show_opens_the_window_on_the_session(qtbot, tmp_path, monkeypatch):
         window.history.mark_clean()
         window.live.shutdown()
         window.close()
+
+
+def test_compute_can_keep_a_long_sequence_at_display_resolution():
+    s = ae.resize(ae.example("starter"), tokens=40)
+    full, previewed = ae.compute(s), ae.compute(s, preview=16)
+    assert previewed.preview("weights").image.shape == (2, 14, 14)  # 40 rows in blocks of 3
+    assert full.preview("weights") is None
+    np.testing.assert_allclose(
+        previewed.stage("weights", 1)[7], full.stage("weights", 1)[7], rtol=1e-5, atol=1e-7
+    )

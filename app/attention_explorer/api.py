@@ -112,13 +112,18 @@ def compute(
     dtype: str = "float32",
     heads: Iterable[int] | None = None,
     stages: Iterable[str] | None = None,
+    preview: int | None = None,
 ) -> Trace:
     """Run ``session`` through the engine: a Trace whose stages are numpy arrays.
 
     ``trace["weights"]`` is ``[heads, n, m]``; ``trace.stage("weights", 1)`` one head's
-    ``[n, m]``. ``device`` (cuda, cuda:N, mps) needs ``backend="torch"``.
+    ``[n, m]``. ``device`` (cuda, cuda:N, mps) needs ``backend="torch"``. ``preview=512``
+    (what the window uses) keeps a sequence longer than 512 at display resolution
+    (``trace.preview("weights")``); its square stages then compute the rows you index.
     """
-    return compute_session(_data(session), backend, device, dtype, heads=heads, stages=stages)
+    return compute_session(
+        _data(session), backend, device, dtype, heads=heads, stages=stages, preview=preview
+    )
 
 
 def explain(
