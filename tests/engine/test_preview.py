@@ -164,3 +164,14 @@ def test_blocks_in_parallel_keep_their_order_and_raise_their_errors(monkeypatch)
 
     with pytest.raises(ValueError, match="block 20"):
         row_blocks.in_parallel(fails, range(0, 50, 10), list)
+
+
+def test_torch_passes_make_the_same_previews_and_rows():
+    pytest.importorskip("torch")
+    data = _data(70, 2)
+    numpy_full = compute_session(data)
+    torch_previewed = compute_session(data, backend="torch", preview=16)
+    for name in SQUARE:
+        expected = shrink(numpy_full.stage(name, 0), stage(name).shrink, 16)
+        _close(torch_previewed.preview(name).image[0], expected.image, name)
+        _close(torch_previewed.stage(name, 0)[33], numpy_full.stage(name, 0)[33], name)
