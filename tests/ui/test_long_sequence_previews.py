@@ -19,6 +19,7 @@ from attention_explorer.session.model import Session
 from attention_explorer.session.resize import set_token_count
 from attention_explorer.session.starter import starter_session
 from attention_explorer.stages import stage
+from attention_explorer.ui import live_trace
 from attention_explorer.ui.live_trace import LiveTrace
 from attention_explorer.ui.preferences import ViewPreferences
 from attention_explorer.ui.stage_panel import StagePanel
@@ -28,7 +29,9 @@ SQUARE = ("scores", "scaled", "masked", "weights")
 
 
 @pytest.fixture
-def long_panel(qtbot):
+def long_panel(qtbot, monkeypatch):
+    # 2 heads x 600 x 600 cells count as long: the pass keeps the selected head, previewed
+    monkeypatch.setattr(live_trace, "SELECTED_HEAD_ONLY_THRESHOLD", 2 * 500 * 500)
     session = Session.from_data(set_token_count(starter_session(), TOKENS))
     live = LiveTrace(session)
     panel = StagePanel(session, live, ViewPreferences())
@@ -50,6 +53,7 @@ def _full(session):
 def test_the_views_draw_previews_equal_to_the_full_stages(long_panel, qtbot):
     session, live, panel = long_panel
     trace, full = live.trace, _full(session)
+    assert trace.heads == (0,) and live.preview == 512
     assert set(trace.previews) >= {*SQUARE, "mask"}  # the window asked for previews
     for name in SQUARE:
         assert isinstance(trace[name], RecomputedStage), name  # no [n, n] array kept
@@ -78,3 +82,17 @@ def test_hover_and_zoom_read_recomputed_rows_with_the_full_numbers(long_panel, q
     np.testing.assert_allclose(
         view.frame.image, full.stage("weights", 0)[r0:r1, c0:c1], rtol=1e-5, atol=1e-7
     )
+
+
+def test_a_pass_of_every_head_keeps_full_stages(qtbot):
+    """Below the head limit every head is computed and kept whole: previewing all of them
+    would shrink stages no view shows."""
+    session = Session.from_data(set_token_count(starter_session(), TOKENS))
+    live = LiveTrace(session)
+    try:
+        live.recompute_now()
+        qtbot.waitUntil(lambda: live.trace is not None, timeout=20000)
+        assert live.preview is None and live.trace.heads == (0, 1)
+        assert not live.trace.previews and isinstance(live.trace["weights"], np.ndarray)
+    finally:
+        live.shutdown()
