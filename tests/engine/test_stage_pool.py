@@ -54,3 +54,22 @@ def test_a_new_size_gives_back_the_unused_blocks_of_other_sizes():
     assert stage_pool.pool_bytes() == (4 + 16) * 1024 * 1024  # the unused 8 MiB went back
     del kept, bigger
     stage_pool.clear_pool()
+
+
+def test_a_previewed_pass_gives_unused_blocks_back():
+    from attention_explorer.run import compute_session
+    from attention_explorer.session.resize import set_token_count
+    from attention_explorer.session.starter import starter_session
+
+    stage_pool.clear_pool()
+    data = set_token_count(starter_session(), 40)
+    free = stage_pool.pooled_empty((1024, 1024), np.float32)  # 4 MiB: pooled
+    held = stage_pool.pooled_empty((1024, 1024), np.float32)
+    del free  # unused now, still held by the pool
+    assert stage_pool.pool_bytes() == 8 * 1024 * 1024
+    compute_session(data)  # a full pass keeps the pool
+    assert stage_pool.pool_bytes() == 8 * 1024 * 1024
+    compute_session(data, preview=16)  # a previewed pass needs none: unused blocks go
+    assert stage_pool.pool_bytes() == 4 * 1024 * 1024  # ``held`` is still in use
+    del held
+    stage_pool.clear_pool()

@@ -39,7 +39,7 @@ from attention_explorer.engine.preview import (
 )
 from attention_explorer.engine.recompute import RecomputedStage, RowSource
 from attention_explorer.engine.row_blocks import RowBuffers, attend_rows, in_parallel, row_block
-from attention_explorer.engine.stage_pool import pooled_empty
+from attention_explorer.engine.stage_pool import clear_pool, pooled_empty
 from attention_explorer.engine.trace import ALL_STAGES, PER_HEAD_STAGES, SQUARE_STAGES, Trace
 from attention_explorer.stages import stage
 
@@ -259,6 +259,8 @@ def _attend(
     xp = lib.xp
     n, m = allowed_np.shape
     allowed = lib.asbool(allowed_np)  # [n, m]
+    if plan.preview is not None:
+        clear_pool()  # a previewed pass keeps no [n, m] stage: unused pooled blocks go back
     factor = config.scale_value() / config.temperature
     check_each = not steps.scores_cannot_overflow(lib, Q, K, factor, n, m)
     parts: dict[str, list] = {name: [] for name in PER_HEAD_STAGES if name in plan.keep}
