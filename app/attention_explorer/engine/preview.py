@@ -212,7 +212,8 @@ class SquarePreviews:
                 done["scaled"] = (images, hiddens, *finite_range(values["scaled"]))
         whole = values["masked"].shape[1] % fr == 0 and allowed.shape[1] % fc == 0
         if "masked" in self.builders and whole and "scaled" in values:
-            done["masked"] = self._masked(r0, values["scaled"], allowed)
+            scaled_images = done["scaled"][0] if "scaled" in done else None
+            done["masked"] = self._masked(r0, values["scaled"], allowed, scaled_images)
         for name, builder in self.builders.items():
             if name in done:
                 builder.store(r0, first_head, *done[name])
@@ -227,27 +228,45 @@ class SquarePreviews:
             else:
                 builder.add(r0, values[name], allowed, first_head)
 
-    def _masked(self, r0: int, scaled: np.ndarray, allowed: np.ndarray) -> tuple:
+    def _masked(self, r0: int, scaled: np.ndarray, allowed: np.ndarray, scaled_images) -> tuple:
         """(images, hiddens, low, high) of ``masked`` from ``scaled [c, rows, m]``: block
-        means over the allowed cells only, blocks with none hidden."""
+        means over the allowed cells only, blocks with none hidden. A block whose keys are all
+        visible is the scaled block itself (``scaled_images``, when given): only the columns
+        holding partly hidden blocks (the diagonal of a causal mask) are averaged here."""
         fr, fc = self.block
         c, rows, m = scaled.shape
-        if self.share is not None and scaled.dtype == np.float32:
+        cached = self.share is not None and scaled.dtype == np.float32
+        if cached:
             share = self.share[r0 // fr : r0 // fr + rows // fr]  # [rows/fr, C], of the mask
         else:  # float64 passes count in float64 (a share like 4/9 is not exact in float32)
             share, _ = reduce_blocks(allowed.astype(float), fr, fc, "mean", narrow=False)
         zeroed = scaled * allowed  # [c, rows, m], hidden cells 0 (a product: no slow where)
-        means, _ = reduce_blocks(zeroed.reshape(c * rows, m), fr, fc, "mean", narrow=False)
-        means = means.reshape(c, rows // fr, -1)  # [c, rows/fr, C]
         hidden = share == 0  # [rows/fr, C]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            image = np.where(hidden, 0.0, means / np.where(hidden, 1.0, share))
+        if cached and scaled_images is not None:
+            whole = share == 1  # [rows/fr, C]
+            image = np.where(whole, np.stack(scaled_images), 0.0)  # [c, rows/fr, C]
+            partly = ~(whole | hidden)
+            columns = np.flatnonzero(partly.any(axis=0))
+            lo, hi = (int(columns[0]), int(columns[-1]) + 1) if columns.size else (0, 0)
+            width = slice(lo * fc, hi * fc)
+            cells = slice(lo, hi)
+        else:
+            image = np.zeros((c, rows // fr, share.shape[1]))
+            partly, width, cells = ~hidden, slice(None), slice(None)
+        if partly[:, cells].size:
+            part = np.ascontiguousarray(zeroed[:, :, width]).reshape(c * rows, -1)
+            means, _ = reduce_blocks(part, fr, fc, "mean", narrow=False)
+            means = means.reshape(c, rows // fr, -1)  # [c, rows/fr, columns]
+            taken = partly[:, cells]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                averaged = means / np.where(taken, share[:, cells], 1.0)
+            image[:, :, cells] = np.where(taken, averaged, image[:, :, cells])
         if stage("masked").kind == "signed":  # levels from the largest size: 0 changes none
             low, high = zeroed.min(axis=(1, 2)), zeroed.max(axis=(1, 2))  # [c]
         else:
             low = np.min(scaled, axis=(1, 2), where=allowed, initial=np.inf)  # [c]
             high = np.max(scaled, axis=(1, 2), where=allowed, initial=-np.inf)
-        image = image.astype(means.dtype, copy=False)
+        image = image.astype(scaled.dtype, copy=False)
         return list(image), [hidden] * c, low, high
 
     def results(self) -> dict[str, StagePreview]:
