@@ -1,9 +1,15 @@
-"""The numbers written in a heatmap's cells: a pool of reused TextItems over a DisplayFrame.
+"""The numbers written in a heatmap's cells: one graphics item that paints a frame's texts.
 
 The digits come from the frame (the one number formatter, the stage's decimals); this layer
 only picks a font size at which the widest text fits its cell, and hides the numbers when
 even the smallest readable size does not fit (the tooltip still has every number). It never
 drops decimals to make a number fit.
+
+One item paints every cell's text with QPainter (each distinct text laid out once, as a
+QStaticText), instead of one pyqtgraph TextItem (a QGraphicsTextItem and a QTextDocument) per
+cell: an edit at small sizes rewrote and repainted dozens of text documents per view, which
+was most of its time. The item tells Qt to repaint only when a text, a colour, the font or
+the cells changed.
 """
 
 from __future__ import annotations
@@ -12,13 +18,15 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtGui import QFont, QFontMetricsF
+from PySide6.QtCore import QPointF, QRectF
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QStaticText, QTransform
 
 from attention_explorer.display.cells import cell_rgb, dark_text
 
 #: Point size of the numbers in the cells; smaller cells shrink it down to the minimum.
 VALUE_POINT_SIZE = 8.5
 MIN_VALUE_POINT_SIZE = 6.0
+_BLACK, _WHITE = QColor("#000000"), QColor("#ffffff")
 
 
 def fitting_point_size(texts: list[str], cell_width: float, cell_height: float) -> float:
@@ -45,64 +53,90 @@ def width_for_texts(texts: list[str], columns: int) -> float:
     return columns * (widest + 6)
 
 
-class CellTexts:
-    """The pooled TextItems of one plot; :meth:`show` writes a frame's texts into its cells."""
+class CellTexts(pg.GraphicsObject):
+    """The numbers of one plot's cells, painted by this one item over the image.
+
+    :meth:`write` takes a frame's texts; :meth:`drawn` lists what :meth:`paint` draws.
+    """
 
     def __init__(self, plot):
+        super().__init__()
         self.plot = plot
         self.font = QFont()
         self.font.setPointSizeF(VALUE_POINT_SIZE)
-        self.items: list[pg.TextItem] = []
-        self._state: list[list] = []  # per item: text, colour, position, visible
+        self.setZValue(10)
+        self._texts: list[str] = []
+        self._dark: list[bool] = []  # per cell: black text (else white)
+        self._origin = (0, 0)  # (first column, first row) of the cells
+        self._columns = 1
+        self._laid_out: dict[str, QStaticText] = {}  # per text, at self.font
+        plot.addItem(self)
 
-    def show(self, frame, table: np.ndarray | None, cell_size: tuple[float, float]) -> int:
+    # -- what is shown ------------------------------------------------------------------------
+    def write(self, frame, table: np.ndarray | None, cell_size: tuple[float, float]) -> int:
         """Draw ``frame.texts`` (``table``: the colour map, for contrast); return how many."""
         texts = frame.texts if (frame is not None and table is not None) else []
         size = fitting_point_size(texts, *cell_size) if texts else 0.0
-        count = len(texts) if size else 0
-        colours: list[str] = []
-        if count:
+        if not size:
+            texts = []
+        dark: list[bool] = []
+        if texts:
             rgb = cell_rgb(frame.positions(), frame.hidden, table)  # [r, c, 3]
-            dark = dark_text(rgb).reshape(-1)  # [r*c]
-            colours = ["#000000" if d else "#ffffff" for d in dark]
+            dark = dark_text(rgb).reshape(-1).tolist()  # [r*c]
             if size != self.font.pointSizeF():
                 self.font.setPointSizeF(size)
-                for item in self.items:
-                    item.setFont(self.font)
-        self._grow(count)
-        r0, _, c0, _ = frame.region if frame is not None else (0, 0, 0, 0)
-        cols = frame.image.shape[1] if count else 1
-        for k, (item, state) in enumerate(zip(self.items, self._state)):
-            if k >= count:
-                if state[3]:
-                    item.setVisible(False)
-                    state[3] = False
-                continue
-            position = (c0 + k % cols + 0.5, r0 + k // cols + 0.5)
-            self._set(item, state, texts[k], colours[k], position)
-        return count
+                self._laid_out.clear()
+                self.update()
+        r0, _, c0, _ = frame.region if texts else (0, 0, 0, 0)
+        columns = frame.image.shape[1] if texts else 1
+        if (c0, r0) != self._origin or columns != self._columns or len(texts) != len(self._texts):
+            self.prepareGeometryChange()
+            self._origin, self._columns = (c0, r0), columns
+        if texts != self._texts or dark != self._dark:
+            self._texts, self._dark = list(texts), dark
+            if len(self._laid_out) > 2 * len(texts) + 256:  # forget texts no longer shown
+                self._laid_out = {t: self._laid_out[t] for t in texts if t in self._laid_out}
+            self.update()
+        return len(texts)
 
-    def _grow(self, count: int) -> None:
-        while len(self.items) < count:
-            item = pg.TextItem(anchor=(0.5, 0.5))
-            item.setFont(self.font)
-            item.setZValue(10)
-            self.plot.addItem(item)
-            self.items.append(item)
-            self._state.append(["", "", None, False])
+    def drawn(self) -> list[str]:
+        """The texts :meth:`paint` writes, row by row (empty while the numbers are hidden)."""
+        return list(self._texts) if self.isVisible() else []
 
-    @staticmethod
-    def _set(item, state, text: str, colour: str, position) -> None:
-        """Tell Qt only what changed."""
-        if state[0] != text:
-            item.setText(text)
-            state[0] = text
-        if state[1] != colour:
-            item.setColor(colour)
-            state[1] = colour
-        if state[2] != position:
-            item.setPos(*position)
-            state[2] = position
-        if not state[3]:
-            item.setVisible(True)
-            state[3] = True
+    def cell_centre(self, k: int) -> tuple[float, float]:
+        """Where (x = column, y = row, in cell units of the stage) text ``k`` is centred."""
+        c0, r0 = self._origin
+        return (c0 + k % self._columns + 0.5, r0 + k // self._columns + 0.5)
+
+    # -- QGraphicsItem ----------------------------------------------------------------------
+    def boundingRect(self) -> QRectF:  # noqa: N802 - Qt API name
+        """The cells written in, in stage coordinates."""
+        if not self._texts:
+            return QRectF()
+        rows = math.ceil(len(self._texts) / self._columns)
+        return QRectF(*self._origin, self._columns, rows)
+
+    def paint(self, painter: QPainter, *_args) -> None:
+        """Write every text centred in its cell, upright and at the font's size in pixels."""
+        if not self._texts:
+            return
+        to_device = painter.transform()  # stage coordinates -> pixels
+        painter.save()
+        painter.setTransform(QTransform())
+        painter.setFont(self.font)
+        colour = None
+        for k, text in enumerate(self._texts):
+            laid_out = self._laid_out.get(text)
+            if laid_out is None:
+                laid_out = self._laid_out[text] = QStaticText(text)
+                laid_out.prepare(QTransform(), self.font)
+            wanted = _BLACK if self._dark[k] else _WHITE
+            if wanted is not colour:
+                painter.setPen(wanted)
+                colour = wanted
+            centre = to_device.map(QPointF(*self.cell_centre(k)))
+            size = laid_out.size()
+            painter.drawStaticText(
+                QPointF(centre.x() - size.width() / 2, centre.y() - size.height() / 2), laid_out
+            )
+        painter.restore()

@@ -355,7 +355,7 @@ class HeatmapView(QFrame):
             cell = (box.width() / (c1 - c0), box.height() / (r1 - r0))
         else:
             cell = (0.0, 0.0)
-        self.texts.show(frame, table_for(self.stage, self.prefs), cell)
+        self.texts.write(frame, table_for(self.stage, self.prefs), cell)
 
     def _on_resized(self, *_args) -> None:
         self._update_ticks()
