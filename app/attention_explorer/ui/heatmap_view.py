@@ -26,6 +26,7 @@ from attention_explorer.stages import MASKED_RGB, stage, title
 from attention_explorer.ui.colormaps import colormap_for, table_for
 from attention_explorer.ui.heatmap_lazy import OffscreenDeferral
 from attention_explorer.ui.heatmap_menu import context_menu, title_html
+from attention_explorer.ui.heatmap_parts import changed_parts
 from attention_explorer.ui.heatmap_selection import head_separators, selection_rects
 from attention_explorer.ui.heatmap_texts import CellTexts, width_for_texts
 from attention_explorer.ui.heatmap_zoom import ZoomControl, visible_region
@@ -257,14 +258,19 @@ class HeatmapView(QFrame):
             self._refresh()
 
     def _draw(self, frame) -> None:
-        self._frame = frame
+        old, self._frame = self._frame, frame
         r0, r1, c0, c1 = frame.region
         rect = QRectF(c0, r0, c1 - c0, r1 - r0)
-        self.image.setImage(frame.image, autoLevels=False, levels=frame.levels)
-        self.image.setRect(rect)
-        self.bar.setLevels(frame.levels, update_items=False)
-        self.bar.axis.setTicks([frame.ticks, []])
-        self.bar.axis.setLabel(frame.scale_caption or None)
+        draw_image, bar_levels, bar_ticks, bar_label = changed_parts(old, frame)
+        if draw_image:  # pyqtgraph re-renders an image on every setImage
+            self.image.setImage(frame.image, autoLevels=False, levels=frame.levels)
+            self.image.setRect(rect)
+        if bar_levels:  # each of these redraws the colour bar's axis
+            self.bar.setLevels(frame.levels, update_items=False)
+        if bar_ticks:
+            self.bar.axis.setTicks([frame.ticks, []])
+        if bar_label:
+            self.bar.axis.setLabel(frame.scale_caption or None)
         self._update_hidden(frame, rect)
         self._update_ticks()
         if self.stage == "concat":
