@@ -15,6 +15,7 @@ the cells changed.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 import pyqtgraph as pg
@@ -29,27 +30,36 @@ MIN_VALUE_POINT_SIZE = 6.0
 _BLACK, _WHITE = QColor("#000000"), QColor("#ffffff")
 
 
+@lru_cache(maxsize=8)
+def _metrics(point_size: float) -> QFontMetricsF:
+    font = QFont()
+    font.setPointSizeF(point_size)
+    return QFontMetricsF(font)
+
+
+@lru_cache(maxsize=16384)
+def text_width(text: str, point_size: float) -> float:
+    """Pixels ``text`` takes at ``point_size`` in the default font (measured once each: an
+    edit writes mostly the same few hundred numbers again)."""
+    return _metrics(point_size).horizontalAdvance(text)
+
+
 def fitting_point_size(texts: list[str], cell_width: float, cell_height: float) -> float:
     """Point size (half points) at which every text fits a cell; 0 when below the minimum."""
     if not texts:
         return 0.0
     if cell_width <= 1:  # not laid out yet: assume it fits
         return VALUE_POINT_SIZE
-    font = QFont()
-    font.setPointSizeF(VALUE_POINT_SIZE)
-    metrics = QFontMetricsF(font)
-    widest = max(metrics.horizontalAdvance(text) for text in set(texts))
-    scale = min(1.0, (cell_width - 4) / widest, (cell_height - 2) / metrics.height())
+    widest = max(text_width(text, VALUE_POINT_SIZE) for text in set(texts))
+    height = _metrics(VALUE_POINT_SIZE).height()
+    scale = min(1.0, (cell_width - 4) / widest, (cell_height - 2) / height)
     size = math.floor(VALUE_POINT_SIZE * scale * 2) / 2
     return size if size >= MIN_VALUE_POINT_SIZE else 0.0
 
 
 def width_for_texts(texts: list[str], columns: int) -> float:
     """Pixels ``columns`` cells need so ``texts`` fit at the minimum point size."""
-    font = QFont()
-    font.setPointSizeF(MIN_VALUE_POINT_SIZE)
-    metrics = QFontMetricsF(font)
-    widest = max((metrics.horizontalAdvance(t) for t in set(texts)), default=0.0)
+    widest = max((text_width(t, MIN_VALUE_POINT_SIZE) for t in set(texts)), default=0.0)
     return columns * (widest + 6)
 
 
