@@ -79,7 +79,10 @@ class CellTexts(pg.GraphicsObject):
         self._dark: list[bool] = []  # per cell: black text (else white)
         self._origin = (0, 0)  # (first column, first row) of the cells
         self._columns = 1
-        self._laid_out: dict[str, QStaticText] = {}  # per text, at self.font
+        #: per text at self.font: laid out, half its width and height in pixels
+        self._laid_out: dict[str, tuple[QStaticText, float, float]] = {}
+        self._centres_key: tuple | None = None
+        self._centres_cache: list[tuple[float, float]] = []
         plot.addItem(self)
 
     # -- what is shown ------------------------------------------------------------------------
@@ -130,23 +133,38 @@ class CellTexts(pg.GraphicsObject):
         """Write every text centred in its cell, upright and at the font's size in pixels."""
         if not self._texts:
             return
-        to_device = painter.transform()  # stage coordinates -> pixels
+        centres = self._centres(painter.transform())
+        laid_out = self._laid_out
         painter.save()
         painter.setTransform(QTransform())
         painter.setFont(self.font)
         colour = None
-        for k, text in enumerate(self._texts):
-            laid_out = self._laid_out.get(text)
-            if laid_out is None:
-                laid_out = self._laid_out[text] = QStaticText(text)
-                laid_out.prepare(QTransform(), self.font)
-            wanted = _BLACK if self._dark[k] else _WHITE
-            if wanted is not colour:
-                painter.setPen(wanted)
-                colour = wanted
-            centre = to_device.map(QPointF(*self.cell_centre(k)))
-            size = laid_out.size()
-            painter.drawStaticText(
-                QPointF(centre.x() - size.width() / 2, centre.y() - size.height() / 2), laid_out
-            )
+        for (x, y), text, dark in zip(centres, self._texts, self._dark):
+            entry = laid_out.get(text)
+            if entry is None:
+                entry = laid_out[text] = _lay_out(text, self.font)
+            if dark is not colour:
+                painter.setPen(_BLACK if dark else _WHITE)
+                colour = dark
+            static, half_width, half_height = entry
+            painter.drawStaticText(QPointF(x - half_width, y - half_height), static)
         painter.restore()
+
+    def _centres(self, to_device: QTransform) -> list[tuple[float, float]]:
+        """Each cell's centre in pixels, kept until the cells or their place on screen move."""
+        t = to_device
+        key = (self._origin, self._columns, len(self._texts))
+        key += (t.m11(), t.m12(), t.m21(), t.m22(), t.dx(), t.dy())
+        if key != self._centres_key:
+            points = (to_device.map(QPointF(*self.cell_centre(k))) for k in range(len(self._texts)))
+            self._centres_cache = [(p.x(), p.y()) for p in points]
+            self._centres_key = key
+        return self._centres_cache
+
+
+def _lay_out(text: str, font: QFont) -> tuple[QStaticText, float, float]:
+    """``text`` laid out once at ``font``, with half its width and height in pixels."""
+    static = QStaticText(text)
+    static.prepare(QTransform(), font)
+    size = static.size()
+    return static, size.width() / 2, size.height() / 2
