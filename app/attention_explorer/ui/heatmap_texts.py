@@ -116,6 +116,10 @@ class CellTexts(pg.GraphicsObject):
         """The texts :meth:`paint` writes, row by row (empty while the numbers are hidden)."""
         return list(self._texts) if self.isVisible() else []
 
+    def drawn_colours(self) -> list[str]:
+        """The colour of each text of :meth:`drawn` ("#000000" or "#ffffff")."""
+        return [(_BLACK if d else _WHITE).name() for d in self._dark] if self.isVisible() else []
+
     def cell_centre(self, k: int) -> tuple[float, float]:
         """Where (x = column, y = row, in cell units of the stage) text ``k`` is centred."""
         c0, r0 = self._origin
