@@ -107,7 +107,24 @@ def test_the_same_numbers_again_touch_nothing(show, monkeypatch):
     set_image = calls_of(monkeypatch, view.image, "setImage")
     updates = calls_of(monkeypatch, view.texts, "update")
     view.set_trace(trace_of(show.session), 0)  # a new trace with the same numbers
+    view.resize(view.width() + 6, view.height())  # the numbers are written again, the same
+    view.texts.write(view.frame, table_for("scores", show.prefs), (80.0, 40.0))
     assert set_image == [] and updates == []
+    assert view.texts.drawn() == view.frame.texts
+
+
+def test_a_new_colour_map_recolours_the_same_numbers(show):
+    from attention_explorer.stages import SEQUENTIAL_MAPS
+
+    view = show("weights")
+    texts, colours = view.texts.drawn(), view.texts.drawn_colours()
+    for name in SEQUENTIAL_MAPS:
+        show.prefs.colormap = name
+        if expected_colours(view) != colours:
+            break
+    assert expected_colours(view) != colours, "no colour map changes a text colour here"
+    assert view.texts.drawn() == texts
+    assert view.texts.drawn_colours() == expected_colours(view)
 
 
 def _grab(view: HeatmapView) -> np.ndarray:
