@@ -130,7 +130,8 @@ def test_a_new_colour_map_recolours_the_same_numbers(show):
 def _grab(view: HeatmapView) -> np.ndarray:
     """The view's viewport as painted now, ``[height, width, 4]`` bytes."""
     image = view.graphics.viewport().grab().toImage().convertToFormat(QImage.Format.Format_RGB32)
-    return np.frombuffer(image.constBits(), np.uint8).reshape(image.height(), image.width(), 4)
+    shape = (image.height(), image.width(), 4)
+    return np.frombuffer(image.constBits(), np.uint8).reshape(shape).copy()  # outlives image
 
 
 def _cell_pixels(view: HeatmapView, row: int, col: int) -> tuple[slice, slice]:
@@ -145,7 +146,7 @@ def _cell_pixels(view: HeatmapView, row: int, col: int) -> tuple[slice, slice]:
 def test_every_number_is_painted_in_its_own_cell(show, qtbot):
     view = show("scores")
     qtbot.wait(50)
-    with_numbers = _grab(view).copy()
+    with_numbers = _grab(view)
     show.prefs.show_values = False
     qtbot.waitUntil(lambda: view.texts.drawn() == [])
     without = _grab(view)
@@ -160,7 +161,7 @@ def test_a_changed_number_is_repainted(show, qtbot):
     view = show("weights")
     qtbot.wait(50)
     ys, xs = _cell_pixels(view, 3, 0)
-    before = _grab(view)[ys, xs].copy()
+    before = _grab(view)[ys, xs]
     text = view.texts.drawn()[12]
     edit_x(show.session, 3, 0, 4.0)
     view.set_trace(trace_of(show.session), 0)

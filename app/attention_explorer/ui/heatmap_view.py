@@ -24,6 +24,7 @@ from attention_explorer.engine import explain
 from attention_explorer.numbers import format_number
 from attention_explorer.stages import MASKED_RGB, stage, title
 from attention_explorer.ui.colormaps import colormap_for, table_for
+from attention_explorer.ui.fast_image import FastImageItem
 from attention_explorer.ui.heatmap_lazy import OffscreenDeferral
 from attention_explorer.ui.heatmap_menu import context_menu, title_html
 from attention_explorer.ui.heatmap_parts import changed_parts
@@ -91,10 +92,10 @@ class HeatmapView(QFrame):
         for name in ("left", "bottom"):
             plot.getAxis(name).setStyle(tickLength=0, hideOverlappingLabels=False)
         box.sigResized.connect(self._on_resized)
-        self.image = pg.ImageItem(axisOrder="row-major")
+        self.image = FastImageItem(axisOrder="row-major")
         self.image.setImage(np.zeros((1, 1), np.float32), autoLevels=False, levels=(0.0, 1.0))
         plot.addItem(self.image)
-        self.hidden_overlay = pg.ImageItem(axisOrder="row-major")
+        self.hidden_overlay = FastImageItem(axisOrder="row-major")
         self.hidden_overlay.setZValue(1)
         plot.addItem(self.hidden_overlay)
         self.bar = pg.ColorBarItem(interactive=False, colorMapMenu=False, width=14)
