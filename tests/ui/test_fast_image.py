@@ -6,6 +6,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import numpy as np  # noqa: E402
 import pyqtgraph as pg  # noqa: E402
+import pytest  # noqa: E402
 from PySide6.QtGui import QImage  # noqa: E402
 
 from attention_explorer.ui.colormaps import colormap_by_name  # noqa: E402
@@ -26,14 +27,29 @@ def _rendered(item_type, values, **kwargs) -> QImage:
     return item.qimage
 
 
-def test_a_heatmap_renders_to_the_same_colours_in_the_fast_format(qapp):
-    values = np.linspace(-1.0, 2.0, 24, dtype=np.float32).reshape(4, 6)  # [r, c]
-    lut = colormap_by_name("viridis").getLookupTable(0.0, 1.0, nPts=256, alpha=False)
+@pytest.mark.parametrize("alpha", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_heatmap_renders_to_the_same_colours_in_the_fast_format(qapp, alpha, dtype):
+    values = np.linspace(-2.0, 3.0, 600, dtype=dtype).reshape(20, 30)  # [r, c], some clipped
+    lut = colormap_by_name("viridis").getLookupTable(0.0, 1.0, nPts=256, alpha=alpha)
     ours = _rendered(FastImageItem, values, levels=(-1.0, 2.0), lut=lut)
     theirs = _rendered(pg.ImageItem, values, levels=(-1.0, 2.0), lut=lut)
     assert theirs.format() == QImage.Format.Format_Indexed8  # what the item saves a paint of
     assert ours.format() == QImage.Format.Format_ARGB32_Premultiplied
     np.testing.assert_array_equal(_pixels(ours), _pixels(theirs))
+    assert len(np.unique(_pixels(ours).reshape(-1, 4), axis=0)) > 200  # many colours compared
+
+
+def test_a_table_with_transparency_or_nan_cells_render_as_pyqtgraph_does(qapp):
+    values = np.arange(12, dtype=np.float64).reshape(3, 4)  # [r, c]
+    lut = colormap_by_name("viridis").getLookupTable(0.0, 1.0, nPts=256, alpha=True)
+    lut[:10, 3] = 0  # transparent low end
+    for image in (values, np.where(values == 5, np.nan, values)):
+        ours = _rendered(FastImageItem, image, levels=(0.0, 11.0), lut=lut)
+        theirs = _rendered(pg.ImageItem, image, levels=(0.0, 11.0), lut=lut)
+        assert ours.format() == QImage.Format.Format_ARGB32_Premultiplied
+        want = theirs.convertToFormat(QImage.Format.Format_ARGB32_Premultiplied)
+        np.testing.assert_array_equal(_pixels(ours), _pixels(want))
 
 
 def test_transparent_cells_stay_transparent(qapp):
