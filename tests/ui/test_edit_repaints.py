@@ -125,6 +125,10 @@ def test_a_new_colour_map_recolours_the_same_numbers(show):
     assert expected_colours(view) != colours, "no colour map changes a text colour here"
     assert view.texts.drawn() == texts
     assert view.texts.drawn_colours() == expected_colours(view)
+    view.image.render()  # what the next paint draws: cell (0, 0) in the new map's colour
+    table = table_for("weights", show.prefs)  # [256, 3]
+    level = min(255, int(view.frame.positions()[0, 0] * 256))
+    assert view.image.qimage.pixelColor(0, 0).getRgb()[:3] == tuple(table[level])
 
 
 def _grab(view: HeatmapView) -> np.ndarray:
