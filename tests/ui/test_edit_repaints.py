@@ -118,6 +118,8 @@ def test_a_new_colour_map_recolours_the_same_numbers(show):
 
     view = show("weights")
     texts, colours = view.texts.drawn(), view.texts.drawn_colours()
+    view.image.render()  # as a paint does: the picture in the first map
+    first = view.image.qimage.pixelColor(0, 0).getRgb()
     for name in SEQUENTIAL_MAPS:
         show.prefs.colormap = name
         if expected_colours(view) != colours:
@@ -128,7 +130,8 @@ def test_a_new_colour_map_recolours_the_same_numbers(show):
     view.image.render()  # what the next paint draws: cell (0, 0) in the new map's colour
     table = table_for("weights", show.prefs)  # [256, 3]
     level = min(255, int(view.frame.positions()[0, 0] * 256))
-    assert view.image.qimage.pixelColor(0, 0).getRgb()[:3] == tuple(table[level])
+    now = view.image.qimage.pixelColor(0, 0).getRgb()
+    assert now[:3] == tuple(table[level]) and now != first
 
 
 def _grab(view: HeatmapView) -> np.ndarray:
