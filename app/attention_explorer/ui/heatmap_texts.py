@@ -50,9 +50,11 @@ def fitting_point_size(texts: list[str], cell_width: float, cell_height: float) 
         return 0.0
     if cell_width <= 1:  # not laid out yet: assume it fits
         return VALUE_POINT_SIZE
+    by_height = min(1.0, (cell_height - 2) / _metrics(VALUE_POINT_SIZE).height())
+    if math.floor(VALUE_POINT_SIZE * by_height * 2) / 2 < MIN_VALUE_POINT_SIZE:
+        return 0.0  # too low for any text: no need to measure them
     widest = max(text_width(text, VALUE_POINT_SIZE) for text in set(texts))
-    height = _metrics(VALUE_POINT_SIZE).height()
-    scale = min(1.0, (cell_width - 4) / widest, (cell_height - 2) / height)
+    scale = min(by_height, (cell_width - 4) / widest)
     size = math.floor(VALUE_POINT_SIZE * scale * 2) / 2
     return size if size >= MIN_VALUE_POINT_SIZE else 0.0
 
