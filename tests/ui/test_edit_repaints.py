@@ -1,6 +1,7 @@
 """An edit redraws what it changed and skips the rest, and no skip ever leaves a stale number,
 colour or tint on screen (the caches behind the one-frame edit of issue 13)."""
 
+import math
 import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -263,3 +264,21 @@ def test_changed_box_bounds_every_changed_cell():
     assert changed_box(old, new) == (1, 2, 0, 3)
     assert changed_box(None, new) == (0, 3, 0, 4)
     assert changed_box(np.zeros((2, 2)), new) == (0, 3, 0, 4)
+
+
+def test_the_font_fits_the_widest_number_and_the_cell_height(qapp):
+    from attention_explorer.ui.heatmap_texts import (
+        MIN_VALUE_POINT_SIZE,
+        VALUE_POINT_SIZE,
+        fitting_point_size,
+        text_width,
+    )
+
+    texts = ["0.2483", "1", "−∞"]
+    assert fitting_point_size(texts, 200.0, 60.0) == VALUE_POINT_SIZE  # roomy cells
+    assert fitting_point_size(texts, 200.0, 4.0) == 0.0  # too low for any text
+    widest = text_width("0.2483", VALUE_POINT_SIZE)
+    size = fitting_point_size(texts, 4 + widest * 0.8, 60.0)  # 80 % of the widest
+    assert MIN_VALUE_POINT_SIZE <= size < VALUE_POINT_SIZE
+    assert size == math.floor(VALUE_POINT_SIZE * 0.8 * 2) / 2
+    assert fitting_point_size(texts, 4 + widest * 0.5, 60.0) == 0.0  # below the minimum
