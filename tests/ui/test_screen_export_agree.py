@@ -12,7 +12,6 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import xml.etree.ElementTree as ET
 
 import numpy as np
-import pyqtgraph as pg
 import pytest
 from PySide6.QtGui import QImage
 
@@ -33,9 +32,7 @@ STAGES += ["concat", "output"]
 
 def drawn_texts(view: HeatmapView) -> list[str]:
     """The numbers the view draws in its cells, in reading order."""
-    items = [i for i in view.plot.items if isinstance(i, pg.TextItem) and i.isVisible()]
-    items.sort(key=lambda i: (i.pos().y(), i.pos().x()))
-    return [i.toPlainText() for i in items]
+    return view.texts.drawn()
 
 
 @pytest.fixture(scope="module")

@@ -44,9 +44,7 @@ def setup(qtbot):
 
 def drawn_texts(view: HeatmapView) -> list[str]:
     """The numbers drawn in the view's cells, in reading order (what a person sees)."""
-    items = [i for i in view.plot.items if isinstance(i, pg.TextItem) and i.isVisible()]
-    items.sort(key=lambda i: (i.pos().y(), i.pos().x()))
-    return [i.toPlainText() for i in items]
+    return view.texts.drawn()
 
 
 def placeholder(view: HeatmapView) -> str | None:
@@ -164,11 +162,12 @@ def test_text_items_are_reused_between_updates(setup, qtbot):
     session, live, _, panel, _ = setup
     view = panel.view("scores")
     qtbot.waitUntil(lambda: len(drawn_texts(view)) == 16)
-    items = [i for i in view.plot.items if isinstance(i, pg.TextItem)]
+    layer = view.texts
     before = drawn_texts(view)
     session.inputs = session.inputs.with_changes(X=session.inputs.X * 2)
     live.recompute_now()
-    assert [i for i in view.plot.items if isinstance(i, pg.TextItem)] == items
+    assert view.texts is layer and layer in view.plot.items
+    assert not [i for i in view.plot.items if isinstance(i, pg.TextItem)]  # no item per cell
     assert drawn_texts(view) != before
     np.testing.assert_allclose(view.frame.image, live.trace.stage("scores", 0), rtol=1e-5)
 

@@ -8,7 +8,6 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import numpy as np
-import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import QPoint, QPointF, QSettings, Qt
 from PySide6.QtGui import QWheelEvent
@@ -98,13 +97,7 @@ def test_a_zoomed_region_writes_its_numbers_when_they_fit(panel_for, qtbot):
     view = panel.view("scores")
     view.plot.getViewBox().setRange(xRange=(100, 104), yRange=(200, 204), padding=0)
     qtbot.waitUntil(lambda: view.frame.region == (200, 204, 100, 104))
-    texts = [i for i in view.plot.items if isinstance(i, pg.TextItem) and i.isVisible()]
-    qtbot.waitUntil(
-        lambda: (
-            len([i for i in view.plot.items if isinstance(i, pg.TextItem) and i.isVisible()]) == 16
-        )
-    )
-    del texts
+    qtbot.waitUntil(lambda: len(view.texts.drawn()) == 16)
     assert view.frame.texts[0] == view.frame.texts[0].strip() != ""
 
 

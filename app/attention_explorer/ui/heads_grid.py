@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from attention_explorer.display import stage_picture
 from attention_explorer.ui.colormaps import colormap_for
+from attention_explorer.ui.fast_image import FastImageItem
 
 #: Thumbnails are shrunk (block maximum, as the weights view) to at most this many cells.
 THUMB_LIMIT = 128
@@ -93,7 +94,7 @@ class HeadsGrid(QWidget):
             box.invertY(True)
             box.setAspectLocked(True)  # square cells, like the stage views' weights
             box.setDefaultPadding(0.02)
-            image = pg.ImageItem(axisOrder="row-major")
+            image = FastImageItem(axisOrder="row-major")
             image.setColorMap(cmap)
             box.addItem(image)
             missing = pg.TextItem(MISSING_TEXT, anchor=(0.5, 0.5), color="#808080")

@@ -24,8 +24,10 @@ from attention_explorer.engine import explain
 from attention_explorer.numbers import format_number
 from attention_explorer.stages import MASKED_RGB, stage, title
 from attention_explorer.ui.colormaps import colormap_for, table_for
+from attention_explorer.ui.fast_image import FastImageItem
 from attention_explorer.ui.heatmap_lazy import OffscreenDeferral
 from attention_explorer.ui.heatmap_menu import context_menu, title_html
+from attention_explorer.ui.heatmap_parts import changed_parts
 from attention_explorer.ui.heatmap_selection import head_separators, selection_rects
 from attention_explorer.ui.heatmap_texts import CellTexts, width_for_texts
 from attention_explorer.ui.heatmap_zoom import ZoomControl, visible_region
@@ -90,10 +92,10 @@ class HeatmapView(QFrame):
         for name in ("left", "bottom"):
             plot.getAxis(name).setStyle(tickLength=0, hideOverlappingLabels=False)
         box.sigResized.connect(self._on_resized)
-        self.image = pg.ImageItem(axisOrder="row-major")
+        self.image = FastImageItem(axisOrder="row-major")
         self.image.setImage(np.zeros((1, 1), np.float32), autoLevels=False, levels=(0.0, 1.0))
         plot.addItem(self.image)
-        self.hidden_overlay = pg.ImageItem(axisOrder="row-major")
+        self.hidden_overlay = FastImageItem(axisOrder="row-major")
         self.hidden_overlay.setZValue(1)
         plot.addItem(self.hidden_overlay)
         self.bar = pg.ColorBarItem(interactive=False, colorMapMenu=False, width=14)
@@ -257,14 +259,19 @@ class HeatmapView(QFrame):
             self._refresh()
 
     def _draw(self, frame) -> None:
-        self._frame = frame
+        old, self._frame = self._frame, frame
         r0, r1, c0, c1 = frame.region
         rect = QRectF(c0, r0, c1 - c0, r1 - r0)
-        self.image.setImage(frame.image, autoLevels=False, levels=frame.levels)
-        self.image.setRect(rect)
-        self.bar.setLevels(frame.levels, update_items=False)
-        self.bar.axis.setTicks([frame.ticks, []])
-        self.bar.axis.setLabel(frame.scale_caption or None)
+        draw_image, bar_levels, bar_ticks, bar_label = changed_parts(old, frame)
+        if draw_image:  # pyqtgraph re-renders an image on every setImage
+            self.image.setImage(frame.image, autoLevels=False, levels=frame.levels)
+            self.image.setRect(rect)
+        if bar_levels:  # each of these redraws the colour bar's axis
+            self.bar.setLevels(frame.levels, update_items=False)
+        if bar_ticks:
+            self.bar.axis.setTicks([frame.ticks, []])
+        if bar_label:
+            self.bar.axis.setLabel(frame.scale_caption or None)
         self._update_hidden(frame, rect)
         self._update_ticks()
         if self.stage == "concat":
@@ -355,7 +362,7 @@ class HeatmapView(QFrame):
             cell = (box.width() / (c1 - c0), box.height() / (r1 - r0))
         else:
             cell = (0.0, 0.0)
-        self.texts.show(frame, table_for(self.stage, self.prefs), cell)
+        self.texts.write(frame, table_for(self.stage, self.prefs), cell)
 
     def _on_resized(self, *_args) -> None:
         self._update_ticks()

@@ -20,6 +20,7 @@ from attention_explorer.engine.inputs import MAX_ABS_INPUT
 from attention_explorer.session.history import History
 from attention_explorer.session.model import Session
 from attention_explorer.ui.colormaps import colormap_by_name
+from attention_explorer.ui.matrix_changes import changed_box, value_range
 from attention_explorer.ui.number_text import (
     NumberTextError,
     format_exact,
@@ -102,6 +103,8 @@ class MatrixModel(QAbstractTableModel):
         self.last_edit_ok = True
         self._tints: np.ndarray | None = None  # [rows, cols, 3] uint8, cached per array
         self._shape = self._slice().shape
+        self._shown = self.matrix()  # [rows, cols] as last told to the table
+        self._tint_range = value_range(self.full_array())  # the tints' scale
         events = session.events
         label_events = (events.tokens, events.kv_tokens, events.config)
         self._links = SessionLinks(
@@ -378,14 +381,20 @@ class MatrixModel(QAbstractTableModel):
             # Detached during this very emission (psygnal still calls the slots it had in
             # hand): the panel is replacing this editor, and its head may no longer exist.
             return
-        shape = self._slice().shape
-        if shape != self._shape:
+        values = self.matrix()  # [rows, cols]
+        box, self._shown = changed_box(self._shown, values), values
+        tint_range, self._tint_range = self._tint_range, value_range(self.full_array())
+        if values.shape != self._shape:
             self.beginResetModel()
-            self._shape = shape
+            self._shape = values.shape
             self._tints = None
             self.endResetModel()
-        else:
-            self._refresh_all()
+        elif tint_range != self._tint_range:
+            self._refresh_all()  # a new lowest or highest value re-tints every cell
+        elif box is not None:  # only these cells show something new
+            self._tints = None
+            top, bottom, left, right = box
+            self.dataChanged.emit(self.index(top, left), self.index(bottom, right))
 
     def _on_labels_changed(self, *_args: object) -> None:
         if self._shape[0]:

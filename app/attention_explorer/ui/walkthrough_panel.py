@@ -22,6 +22,7 @@ from attention_explorer.walkthrough import WalkStep, steps_for
 NARRATION_LINES = 7
 _NEXT_KEYS = (Qt.Key.Key_PageDown, Qt.Key.Key_Right)
 _BACK_KEYS = (Qt.Key.Key_PageUp, Qt.Key.Key_Left)
+_WAITING = "<p>The walkthrough starts as soon as the numbers can be computed.</p>"
 
 
 class WalkthroughPanel(QWidget):
@@ -53,6 +54,7 @@ class WalkthroughPanel(QWidget):
         self._written_cell: tuple[int, int] | None = None
         self._written_head: int | None = None
         self._stale_trace = None
+        self._narration_html: str | None = None  # what the narration shows now
         self._build()
         live_trace.updated.connect(self._on_trace_updated)
         live_trace.failed.connect(self._on_trace_failed)
@@ -233,20 +235,28 @@ class WalkthroughPanel(QWidget):
         if step is None:
             self.title.setText("Walkthrough")
             self.counter.setText("")
-            self.narration.setHtml(
-                "<p>The walkthrough starts as soon as the numbers can be computed.</p>"
-            )
+            self._set_narration(_WAITING, navigated=True)
         else:
             self.title.setText(step.title)
             self.counter.setText(f"Step {self._index + 1} of {total}")
-            scroll = self.narration.verticalScrollBar().value()
-            self.narration.setHtml(step.text)
-            if not navigated:
-                self.narration.verticalScrollBar().setValue(scroll)
+            self._set_narration(step.text, navigated)
             if navigated or emit:
                 self._select(step, navigated)
         if emit:
             self.step_changed.emit(step)
+
+    def _set_narration(self, html: str, navigated: bool) -> None:
+        """Show ``html`` unless it is already shown (a new document is laid out and repainted
+        again); after a mere recompute the reader keeps their scroll position."""
+        if html == self._narration_html:
+            if navigated:  # as a new document would: from the top
+                self.narration.verticalScrollBar().setValue(0)
+            return
+        self._narration_html = html
+        scroll = self.narration.verticalScrollBar().value()
+        self.narration.setHtml(html)
+        if not navigated:
+            self.narration.verticalScrollBar().setValue(scroll)
 
     def _select(self, step: WalkStep, navigated: bool) -> None:
         """Point the views at the step's head and cell, without undoing the user's own choice."""

@@ -1,0 +1,40 @@
+"""What an edit changed in a matrix editor's slice: the cells to tell the table about.
+
+A cell edit replaces the whole session input array, and every editor hears of it. Telling
+a table that all of its cells changed makes it ask its model for every visible cell in every
+role and repaint the whole table before the new trace arrives; this finds the few that did.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def changed_box(old: np.ndarray | None, new: np.ndarray) -> tuple[int, int, int, int] | None:
+    """(first row, last row, first column, last column) of the smallest box holding every
+    cell where ``new [r, c]`` differs from ``old [r, c]``; None when none differs.
+
+    A missing ``old`` or one of another shape counts as every cell changed.
+    """
+    rows, cols = new.shape
+    if old is None or old.shape != new.shape:
+        return (0, rows - 1, 0, cols - 1) if rows and cols else None
+    differs = old != new  # [r, c]
+    changed_rows = np.flatnonzero(differs.any(axis=1))
+    if changed_rows.size == 0:
+        return None
+    changed_cols = np.flatnonzero(differs.any(axis=0))
+    return (
+        int(changed_rows[0]),
+        int(changed_rows[-1]),
+        int(changed_cols[0]),
+        int(changed_cols[-1]),
+    )
+
+
+def value_range(array: np.ndarray | None) -> tuple[float, float] | None:
+    """(lowest, highest) of ``array``: the scale the editor's tints are drawn on (None when
+    empty or unset)."""
+    if array is None or np.size(array) == 0:
+        return None
+    return float(np.min(array)), float(np.max(array))
