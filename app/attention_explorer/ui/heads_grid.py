@@ -21,7 +21,7 @@ from attention_explorer.ui.fast_image import FastImageItem
 #: Thumbnails are shrunk (block maximum, as the weights view) to at most this many cells.
 THUMB_LIMIT = 128
 #: Text shown in place of a head the trace does not hold.
-MISSING_TEXT = "computed on selection"
+MISSING_TEXT = "click to\ncompute"  # two short lines: the thumbnails are small
 _SELECTED_PEN = pg.mkPen("#f0a020", width=3)
 _OTHER_PEN = pg.mkPen("#808080", width=1)
 
@@ -68,7 +68,7 @@ class HeadsGrid(QWidget):
         return self._images[head].image if self._shown[head] else None
 
     def is_missing(self, head: int) -> bool:
-        """True when ``head`` shows the "computed on selection" placeholder."""
+        """True when ``head`` shows the "click to compute" placeholder."""
         return not self._shown[head]
 
     def selected_frame(self) -> int | None:
