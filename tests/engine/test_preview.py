@@ -152,20 +152,6 @@ def test_thumbnails_from_previews_are_block_maxima():
         _close(b.image, a.image, "weights")
 
 
-def test_blocks_in_parallel_keep_their_order_and_raise_their_errors(monkeypatch):
-    monkeypatch.setattr(row_blocks, "BLOCK_THREADS", 2)
-    seen = row_blocks.in_parallel(lambda r0, scratch: (r0, scratch), range(0, 50, 10), list)
-    assert [r0 for r0, _ in seen] == [0, 10, 20, 30, 40]
-
-    def fails(r0, _scratch):
-        if r0 == 20:
-            raise ValueError("block 20")
-        return r0
-
-    with pytest.raises(ValueError, match="block 20"):
-        row_blocks.in_parallel(fails, range(0, 50, 10), list)
-
-
 def test_torch_passes_make_the_same_previews_and_rows():
     pytest.importorskip("torch")
     data = _data(70, 2)

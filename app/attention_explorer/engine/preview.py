@@ -16,7 +16,6 @@ full stage.
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -63,10 +62,8 @@ def aligned_block(rows: int, fr: int) -> int:
 
 
 class PreviewBuilder:
-    """Collects one stage's preview, block of query rows by block of query rows.
-
-    Blocks may arrive in any order and from several threads (each row block once per head).
-    """
+    """Collects one stage's preview, block of query rows by block of query rows (in any
+    order, each row block once per head)."""
 
     def __init__(
         self, how: str, heads: int, n: int, m: int, limit: int, row_range: bool, levels=True
@@ -80,7 +77,6 @@ class PreviewBuilder:
         self.high = np.full(heads, -np.inf)  # [s]
         self.row_low = np.full((heads, n), np.inf) if row_range else None  # [s, n]
         self.row_high = np.full((heads, n), -np.inf) if row_range else None  # [s, n]
-        self._lock = threading.Lock()
 
     def shrink(self, values: np.ndarray) -> tuple[list, list]:
         """Each head's (image, hidden) of ``values [c, rows, m]`` by this stage's rule."""
@@ -96,14 +92,13 @@ class PreviewBuilder:
 
     def store(self, r0: int, first_head: int, images, hiddens, low=None, high=None) -> None:
         """Keep the shrunk rows from ``r0`` of heads ``first_head ..`` and their range."""
-        with self._lock:
-            for h, (image, hidden) in enumerate(zip(images, hiddens)):
-                self._images[first_head + h][r0] = image  # [rows/fr, C]
-                self._hidden[first_head + h][r0] = hidden
-            if low is not None:
-                heads = slice(first_head, first_head + len(images))
-                np.minimum(self.low[heads], low, out=self.low[heads])
-                np.maximum(self.high[heads], high, out=self.high[heads])
+        for h, (image, hidden) in enumerate(zip(images, hiddens)):
+            self._images[first_head + h][r0] = image  # [rows/fr, C]
+            self._hidden[first_head + h][r0] = hidden
+        if low is not None:
+            heads = slice(first_head, first_head + len(images))
+            np.minimum(self.low[heads], low, out=self.low[heads])
+            np.maximum(self.high[heads], high, out=self.high[heads])
 
     def add(
         self, r0: int, values: np.ndarray, allowed: np.ndarray | None = None, first_head: int = 0

@@ -10,11 +10,6 @@ on a worker thread (glibc hands the freed blocks back and they page-fault in aga
 
 from __future__ import annotations
 
-import os
-import queue
-from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 
 from attention_explorer.engine import steps
@@ -22,9 +17,6 @@ from attention_explorer.engine import steps
 #: Above this many score elements per chunk of heads, the chunk goes through its query rows a
 #: block at a time, each block's [c, rows, m] arrays about 1 MiB (float32): they stay in cache.
 ROW_BLOCK_ELEMENTS = 256 * 1024
-#: Threads that work through independent row blocks at once (numpy releases the GIL in each
-#: step of a block, so blocks run side by side on separate cores).
-BLOCK_THREADS = max(1, min(4, os.cpu_count() or 1))
 
 
 def row_block(heads: int, n: int, m: int) -> int:
@@ -51,32 +43,6 @@ class RowBuffers:
             self.shape = (max(c, heads), max(r, rows), m)
             array = self._arrays[name] = np.empty(self.shape, dtype=self.dtype)  # [c, R, m]
         return array[:heads, :rows]
-
-
-def in_parallel(work: Callable, starts: Iterable[int], make_scratch: Callable) -> list:
-    """``[work(r0, scratch) for r0 in starts]``, the blocks shared among :data:`BLOCK_THREADS`
-    threads, each block with a scratch (``make_scratch()``) no other block uses meanwhile.
-    Results come in the order of ``starts``; an exception of any block is raised here."""
-    starts = list(starts)
-    threads = min(BLOCK_THREADS, len(starts))
-    if threads <= 1:
-        scratch = make_scratch()
-        return [work(r0, scratch) for r0 in starts]
-    free: queue.SimpleQueue = queue.SimpleQueue()
-    for _ in range(threads):
-        free.put(make_scratch())
-    errors = np.geterr()  # numpy's error state is per thread: the blocks run under the caller's
-
-    def task(r0: int):
-        scratch = free.get()
-        try:
-            with np.errstate(**errors):
-                return work(r0, scratch)
-        finally:
-            free.put(scratch)
-
-    with ThreadPoolExecutor(threads, thread_name_prefix="attention-rows") as pool:
-        return list(pool.map(task, starts))
 
 
 def attend_rows(
