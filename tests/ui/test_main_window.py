@@ -379,7 +379,7 @@ def test_a_1e30_value_is_computed_without_nan_or_inf(qtbot, window):
 @pytest.mark.filterwarnings("error::RuntimeWarning")
 def test_a_1e30_value_in_a_long_sequence_stays_finite_when_downsampled(qtbot, window):
     with qtbot.waitSignal(window.live.updated, timeout=RECOMPUTE_MS):
-        window.controls.tokens.setValue(600)  # 2 x 600 x 600 scores: the worker thread
+        window.controls.tokens.setValue(600)  # 600 x 600 scores: shrunk by 2 x 2 blocks
     editor = show_editor(window, "X")
     with qtbot.waitSignal(window.live.updated, timeout=RECOMPUTE_MS):
         assert editor.model().setData(editor.model().index(1, 2), "1e30")

@@ -21,8 +21,10 @@ from attention_explorer.engine.trace import ALL_STAGES
 from attention_explorer.run import compute_session
 from attention_explorer.session.model import COMPUTE_FIELDS, Session
 
-#: Above this many score cells (heads x n x m) a pass goes to the worker thread.
-WORKER_THRESHOLD = 256 * 256 * 4
+#: Above this many score cells (heads x n x m) a pass goes to the worker thread. Up to here
+#: (n = 512 with 8 heads: a 7 ms pass) the pass is cheaper than the hand-off: in bench_gui the
+#: worker's p95 at n = 256..512 was 33-35 ms against 15-29 inline, medians alike.
+WORKER_THRESHOLD = 512 * 512 * 8
 #: Above this many score cells only the selected head's stages are computed.
 SELECTED_HEAD_ONLY_THRESHOLD = 1024 * 1024 * 8
 #: The stages a head-limited pass keeps: everything but concat and output (they need all heads).
