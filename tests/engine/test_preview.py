@@ -161,3 +161,20 @@ def test_torch_passes_make_the_same_previews_and_rows():
         expected = shrink(numpy_full.stage(name, 0), stage(name).shrink, 16)
         _close(torch_previewed.preview(name).image[0], expected.image, name)
         _close(torch_previewed.stage(name, 0)[33], numpy_full.stage(name, 0)[33], name)
+
+
+def test_a_row_read_from_several_stages_is_computed_once(monkeypatch):
+    import importlib
+
+    recompute = importlib.import_module("attention_explorer.engine.recompute")
+    full, previewed = _pair(_data(40, 2), 8)
+    calls = []
+    real = recompute.attend_rows
+    monkeypatch.setattr(recompute, "attend_rows", lambda *a: calls.append(1) or real(*a))
+    rows = {name: previewed.stage(name, 1)[11] for name in SQUARE}  # one row of each stage
+    assert len(calls) == 1  # every square stage of row 11 came from one computation
+    for name, row in rows.items():
+        _close(row, full.stage(name, 1)[11], name)
+        assert not row.flags.writeable  # shared with the next reader: read-only
+    previewed.stage("weights", 1)[12]
+    assert len(calls) == 2  # another row: computed

@@ -12,11 +12,19 @@ unchanged, and the ones on the interactive path pay for the rows they read.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+
 import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
 
 from attention_explorer.engine.row_blocks import RowBuffers, attend_rows, row_block
 from attention_explorer.engine.trace import SQUARE_STAGES
+
+#: Requests of at most this many rows are remembered (all square stages of them) ...
+REMEMBERED_ROWS = 16
+#: ... this many at a time (at n = 4096: 16 x 4096 x 4 stages x 4 bytes = 1 MiB each).
+REMEMBERED_BLOCKS = 8
 
 
 class RowSource:
@@ -33,14 +41,40 @@ class RowSource:
         self.heads, self.n = int(q.shape[0]), int(q.shape[1])
         self.m = int(k.shape[1])
         self.dtype = np.dtype(lib.dtype_name)
+        self._recent: OrderedDict[tuple[int, int, int], dict[str, np.ndarray]] = OrderedDict()
+        self._lock = threading.Lock()
 
     def rows(self, name: str, head: int, r0: int, r1: int) -> np.ndarray:
-        """Rows ``r0:r1`` of stage ``name`` of kept head number ``head``: ``[r1 - r0, m]``."""
-        out = np.empty((max(0, r1 - r0), self.m), dtype=self.dtype)  # [rows, m]
+        """Rows ``r0:r1`` of stage ``name`` of kept head number ``head``: ``[r1 - r0, m]``.
+
+        A few rows (up to :data:`REMEMBERED_ROWS`) are remembered with every square stage
+        made with them: the walkthrough and a hover read the same row of several stages.
+        Remembered rows are read-only; other results are fresh arrays.
+        """
+        small = 0 < r1 - r0 <= REMEMBERED_ROWS
+        if small:
+            with self._lock:
+                known = self._recent.get((head, r0, r1))
+                if known is not None:
+                    self._recent.move_to_end((head, r0, r1))
+                    return known[name]
+        made = self._compute(head, r0, r1)
+        if small:
+            for block in made.values():
+                block.setflags(write=False)
+            with self._lock:
+                self._recent[(head, r0, r1)] = made
+                while len(self._recent) > REMEMBERED_BLOCKS:
+                    self._recent.popitem(last=False)
+        return made[name]
+
+    def _compute(self, head: int, r0: int, r1: int) -> dict[str, np.ndarray]:
+        """Rows ``r0:r1`` of every square stage of kept head number ``head``."""
+        out = {name: np.empty((max(0, r1 - r0), self.m), self.dtype) for name in SQUARE_STAGES}
         step = row_block(1, self.n, self.m)
         # numpy: the pass's own scratch-array code, so the rows come out as the pass made them
         numpy = self.lib.backend.name == "numpy"
-        buffers = RowBuffers(self.dtype, 1, min(step, out.shape[0]), self.m) if numpy else None
+        buffers = RowBuffers(self.dtype, 1, min(step, max(1, r1 - r0)), self.m) if numpy else None
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             for start in range(r0, r1, step):
                 stop = min(r1, start + step)
@@ -58,7 +92,8 @@ class RowSource:
                     False,
                     buffers,
                 )
-                out[start - r0 : stop - r0] = self.lib.to_numpy(values[name])[0]
+                for name in SQUARE_STAGES:  # [rows, m] each
+                    out[name][start - r0 : stop - r0] = self.lib.to_numpy(values[name])[0]
         return out
 
 
