@@ -15,16 +15,16 @@ import math
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QRectF, QSignalBlocker, Qt, QTimer, Signal
-from PySide6.QtGui import QCursor, QFont, QFontMetricsF, QPalette
+from PySide6.QtGui import QCursor, QPalette
 from PySide6.QtWidgets import QFrame, QLabel, QMenu, QStackedLayout, QToolTip, QVBoxLayout
 
 from attention_explorer.display import build_frame
-from attention_explorer.display.ticks import axis_ticks, short_label, tick_stride
 from attention_explorer.engine import explain
 from attention_explorer.numbers import format_number
 from attention_explorer.stages import MASKED_RGB, stage, title
 from attention_explorer.ui.colormaps import colormap_for, table_for
 from attention_explorer.ui.fast_image import FastImageItem
+from attention_explorer.ui.heatmap_axes import AxisLabels
 from attention_explorer.ui.heatmap_lazy import OffscreenDeferral
 from attention_explorer.ui.heatmap_menu import context_menu, title_html
 from attention_explorer.ui.heatmap_parts import changed_parts
@@ -32,11 +32,6 @@ from attention_explorer.ui.heatmap_selection import head_separators, selection_r
 from attention_explorer.ui.heatmap_texts import CellTexts, width_for_texts
 from attention_explorer.ui.heatmap_zoom import ZoomControl, visible_region
 
-#: Vertical room one row label needs, in pixels.
-TICK_ROW_PIXELS = 15
-#: Axes of up to this many cells label every cell, in a smaller font when names are long.
-SMALL_AXIS_CELLS = 16
-SMALL_TICK_POINT_SIZE = 6.5
 #: Small matrices up to this many columns widen their view until every number fits.
 ROOM_FOR_COLUMNS = 8
 _SELECTION_PENS = (pg.mkPen("#000000", width=4), pg.mkPen("#ffffff", width=2))
@@ -63,11 +58,9 @@ class HeatmapView(QFrame):
         self._frame = None
         self._wanted_width = 220
         self._trace, self._head, self._hover_cell = None, 0, None
-        self._tick_key, self._pitch_cache, self._hidden_key = None, (None, 0.0), None
+        self._hidden_key = None
         self._title_key: tuple[str, str] | None = None
         self._separators: list[pg.InfiniteLine] = []
-        self._small_font = QFont()
-        self._small_font.setPointSizeF(SMALL_TICK_POINT_SIZE)
         self._build()
         self._apply_palette()
         self.set_highlighted(False)
@@ -83,6 +76,7 @@ class HeatmapView(QFrame):
         self.graphics.setMinimumSize(220, 190)
         self.graphics.ci.setContentsMargins(2, 2, 2, 2)
         plot = self.plot = self.graphics.addPlot()
+        self.axes = AxisLabels(plot, self.stage)
         plot.setMenuEnabled(False)
         plot.hideButtons()
         plot.invertY(True)
@@ -273,7 +267,7 @@ class HeatmapView(QFrame):
         if bar_label:
             self.bar.axis.setLabel(frame.scale_caption or None)
         self._update_hidden(frame, rect)
-        self._update_ticks()
+        self.axes.update(self._frame)
         if self.stage == "concat":
             head_separators(self.plot, self._separators, self._trace.config.heads, frame.shape[1])
         self._set_title()
@@ -317,43 +311,6 @@ class HeatmapView(QFrame):
         """The width (pixels) at which every number of the view fits at the smallest font."""
         return self._wanted_width
 
-    def _update_ticks(self) -> None:
-        """Token names on the axes for the cells shown, every k-th where cells are small."""
-        frame = self._frame
-        if frame is None:
-            return
-        box = self.plot.getViewBox()
-        rows, cols = len(frame.row_labels), len(frame.col_labels)
-        row_stride = tick_stride(rows, box.height(), TICK_ROW_PIXELS)
-        col_stride = tick_stride(cols, box.width(), self._label_pitch(frame.col_labels, False))
-        small = col_stride > 1 and cols <= SMALL_AXIS_CELLS  # a few names: smaller, but all
-        if small:
-            col_stride = tick_stride(cols, box.width(), self._label_pitch(frame.col_labels, True))
-        key = (frame.row_labels, frame.col_labels, frame.region, row_stride, col_stride, small)
-        if key == self._tick_key:
-            return
-        self._tick_key = key
-        self.plot.getAxis("bottom").setStyle(tickFont=self._small_font if small else None)
-        r0, _, c0, _ = frame.region
-        self.plot.getAxis("left").setTicks([axis_ticks(frame.row_labels, row_stride, r0), []])
-        self.plot.getAxis("bottom").setTicks([axis_ticks(frame.col_labels, col_stride, c0), []])
-        entry = stage(self.stage)
-        singular = {"queries": "query", "keys": "key"}
-        self.plot.setLabel("left", singular.get(entry.rows, entry.rows))
-        self.plot.setLabel("bottom", singular.get(entry.cols, entry.cols))
-
-    def _label_pitch(self, labels: tuple[str, ...], small: bool) -> float:
-        """Pixels between cell centres that ``labels`` need at the normal or the small tick
-        font (measured once per label set and font)."""
-        if self._pitch_cache[0] != (labels, small):
-            axis = self.plot.getAxis("bottom")
-            metrics = QFontMetricsF(self._small_font if small else axis.font())
-            sample = labels[:: max(1, len(labels) // 24)]
-            widths = [metrics.horizontalAdvance(short_label(t)) for t in sample] or [7.0]
-            pairs = [(a + b) / 2 for a, b in zip(widths, widths[1:])] or widths
-            self._pitch_cache = ((labels, small), max(pairs) + 4)
-        return self._pitch_cache[1]
-
     def _update_texts(self, *_args) -> None:
         frame = self._frame if self.prefs.show_values else None
         box = self.plot.getViewBox()
@@ -365,7 +322,7 @@ class HeatmapView(QFrame):
         self.texts.write(frame, table_for(self.stage, self.prefs), cell)
 
     def _on_resized(self, *_args) -> None:
-        self._update_ticks()
+        self.axes.update(self._frame)
         self._update_texts()
 
     def _apply_palette(self) -> None:
