@@ -27,9 +27,9 @@ from attention_explorer.engine.blas_threads import one_blas_thread
 from attention_explorer.engine.budget import check_budget
 from attention_explorer.engine.config import AttentionConfig
 from attention_explorer.engine.errors import AttentionInputError, ComputeOverflow
+from attention_explorer.engine.head_inputs import projected_heads, typed_heads
 from attention_explorer.engine.inputs import AttentionInputs, resolve_config, validate_inputs
 from attention_explorer.engine.mask import allowed_mask
-from attention_explorer.engine.positional import positional_table
 from attention_explorer.engine.preview import (
     SquarePreviews,
     StagePreview,
@@ -176,9 +176,9 @@ def _run(inputs, config, lib: ArrayLib, n: int, m: int, plan: _Plan):
     kept: dict[str, np.ndarray | None] = dict.fromkeys(ALL_STAGES)
     previews: dict[str, StagePreview] = {}
     if config.mode == "direct":
-        Q, K, V = _typed_heads(lib, config, inputs, plan)
+        Q, K, V = typed_heads(lib, config, inputs, plan)
     else:
-        Q, K, V = _projected_heads(lib, config, inputs, n, m, plan, kept)
+        Q, K, V = projected_heads(lib, config, inputs, n, m, plan, kept)
     steps.require_finite(
         lib.xp, "the projections Q, K, V", *(a for a in (Q, K, V) if a is not None)
     )
@@ -192,55 +192,6 @@ def _run(inputs, config, lib: ArrayLib, n: int, m: int, plan: _Plan):
     if plan.need_all:
         _concat_and_output(lib, config, inputs, head_outputs, plan, kept)
     return kept, previews, fully_masked
-
-
-def _kv_heads(config: AttentionConfig, heads: Sequence[int]) -> list[int]:
-    """The key/value head serving each query head (grouped-query attention)."""
-    group = config.heads // config.n_kv_heads
-    return [q // group for q in heads]
-
-
-def _typed_heads(lib: ArrayLib, config, inputs, plan: _Plan):
-    """Direct mode: the typed Q ``[s, n, d_k]``, K ``[s, m, d_k]``, V ``[s, m, d_v]``."""
-    kv = _kv_heads(config, plan.run_heads)
-    Q = lib.asarray(inputs.Q[list(plan.run_heads)])  # [s, n, d_k]
-    K = lib.asarray(inputs.K[kv])  # [s, m, d_k]
-    V = lib.asarray(inputs.V[kv]) if plan.need_v else None  # [s, m, d_v]
-    return Q, K, V
-
-
-def _projected_heads(lib: ArrayLib, config, inputs, n: int, m: int, plan: _Plan, kept: dict):
-    """Projection mode: add positions, then project and split Q, K, V per head.
-
-    Keeps X (as typed), positions P, X_pos = X + P and X_kv in ``kept`` when asked for.
-    """
-    P = positional_table(config.positional, max(n, m), config.d_model, config.positional_seed)
-    X_pos = inputs.X if P is None else inputs.X + P[:n]  # [n, d_model]
-    Xq = lib.asarray(X_pos)  # [n, d_model]
-    Xk = Xq  # [m, d_model]
-    if config.attention == "cross":
-        X_kv = inputs.X_kv if P is None else inputs.X_kv + P[:m]  # [m, d_model]
-        Xk = lib.asarray(X_kv)
-        if "X_kv" in plan.keep:
-            kept["X_kv"] = lib.to_numpy(Xk)
-    if "X" in plan.keep:  # [n, d_model], as typed
-        kept["X"] = lib.to_numpy(Xq if P is None else lib.asarray(inputs.X))
-    if P is not None and "positions" in plan.keep:
-        kept["positions"] = lib.to_numpy(lib.asarray(P[:n]))  # [n, d_model]
-    if P is not None and "X_pos" in plan.keep:
-        kept["X_pos"] = lib.to_numpy(Xq)  # [n, d_model], what the projections read
-    kv = _kv_heads(config, plan.run_heads)
-    dk, dv = config.head_dim, config.value_dim
-
-    def heads_of(W, b, which, width, source):
-        W_part, b_part = steps.head_columns(W, b, which, width)
-        flat = steps.project(lib, source, W_part, b_part)  # [rows, s*width]
-        return steps.split_heads(lib.xp, flat, len(which), width)  # [s, rows, width]
-
-    Q = heads_of(inputs.W_Q, inputs.b_Q, list(plan.run_heads), dk, Xq)  # [s, n, d_k]
-    K = heads_of(inputs.W_K, inputs.b_K, kv, dk, Xk)  # [s, m, d_k]
-    V = heads_of(inputs.W_V, inputs.b_V, kv, dv, Xk) if plan.need_v else None  # [s, m, d_v]
-    return Q, K, V
 
 
 def _attend(

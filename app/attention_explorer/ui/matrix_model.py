@@ -8,13 +8,10 @@ transaction; bad text is refused through ``input_error`` and the cell keeps its 
 
 from __future__ import annotations
 
-import html
-
 import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtCore import Signal as QtSignal
 from PySide6.QtGui import QBrush, QColor, QFont, QGuiApplication, QPalette
-from PySide6.QtWidgets import QWidget
 
 from attention_explorer.engine.inputs import MAX_ABS_INPUT
 from attention_explorer.session.history import History
@@ -27,6 +24,7 @@ from attention_explorer.ui.number_text import (
     format_number,
     parse_number,
 )
+from attention_explorer.ui.plain_text import error_text_style, luminance, plain_tooltip
 from attention_explorer.ui.preferences import ViewPreferences
 from attention_explorer.ui.session_links import (  # the two functions: for token_strip.py
     SessionLinks,
@@ -58,21 +56,6 @@ TINT_STRENGTH = 0.42
 HIGHLIGHT_TINT_STRENGTH = 0.75
 
 _Index = QModelIndex | QPersistentModelIndex
-
-
-def plain_tooltip(text: str) -> str:
-    """``text`` as a tooltip that Qt shows literally: a token named ``<img src=x>`` is not HTML."""
-    return f"<p style='white-space:pre'>{html.escape(text, quote=False)}</p>"
-
-
-def error_text_style(widget: QWidget) -> str:
-    """A style sheet for error text that stays readable on light and dark themes."""
-    dark = widget.palette().color(QPalette.ColorRole.Window).lightness() < 128
-    return "color: #ff7b7b;" if dark else "color: #c62828;"
-
-
-def _luminance(color: QColor) -> float:
-    return 0.2126 * color.redF() + 0.7152 * color.greenF() + 0.0722 * color.blueF()
 
 
 class MatrixModel(QAbstractTableModel):
@@ -228,7 +211,7 @@ class MatrixModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.BackgroundRole:
             return QBrush(self._background(i, j))
         if role == Qt.ItemDataRole.ForegroundRole:
-            dark = _luminance(self._background(i, j)) < 0.5
+            dark = luminance(self._background(i, j)) < 0.5
             return QBrush(QColor("white") if dark else QColor("black"))
         if role == Qt.ItemDataRole.TextAlignmentRole:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)

@@ -1,0 +1,65 @@
+"""Q, K and V per head, the input of every attention step: typed (direct mode) or projected
+from X (projection mode, with positions added first).
+
+``plan`` says which query heads run (``run_heads``), whether V is needed (``need_v``) and
+which stages are kept (``keep``); grouped-query attention maps each query head to its
+key/value head.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from attention_explorer.engine import steps
+from attention_explorer.engine.backend import ArrayLib
+from attention_explorer.engine.config import AttentionConfig
+from attention_explorer.engine.positional import positional_table
+
+
+def kv_heads(config: AttentionConfig, heads: Sequence[int]) -> list[int]:
+    """The key/value head serving each query head (grouped-query attention)."""
+    group = config.heads // config.n_kv_heads
+    return [q // group for q in heads]
+
+
+def typed_heads(lib: ArrayLib, config, inputs, plan):
+    """Direct mode: the typed Q ``[s, n, d_k]``, K ``[s, m, d_k]``, V ``[s, m, d_v]``."""
+    kv = kv_heads(config, plan.run_heads)
+    Q = lib.asarray(inputs.Q[list(plan.run_heads)])  # [s, n, d_k]
+    K = lib.asarray(inputs.K[kv])  # [s, m, d_k]
+    V = lib.asarray(inputs.V[kv]) if plan.need_v else None  # [s, m, d_v]
+    return Q, K, V
+
+
+def projected_heads(lib: ArrayLib, config, inputs, n: int, m: int, plan, kept: dict):
+    """Projection mode: add positions, then project and split Q, K, V per head.
+
+    Keeps X (as typed), positions P, X_pos = X + P and X_kv in ``kept`` when asked for.
+    """
+    P = positional_table(config.positional, max(n, m), config.d_model, config.positional_seed)
+    X_pos = inputs.X if P is None else inputs.X + P[:n]  # [n, d_model]
+    Xq = lib.asarray(X_pos)  # [n, d_model]
+    Xk = Xq  # [m, d_model]
+    if config.attention == "cross":
+        X_kv = inputs.X_kv if P is None else inputs.X_kv + P[:m]  # [m, d_model]
+        Xk = lib.asarray(X_kv)
+        if "X_kv" in plan.keep:
+            kept["X_kv"] = lib.to_numpy(Xk)
+    if "X" in plan.keep:  # [n, d_model], as typed
+        kept["X"] = lib.to_numpy(Xq if P is None else lib.asarray(inputs.X))
+    if P is not None and "positions" in plan.keep:
+        kept["positions"] = lib.to_numpy(lib.asarray(P[:n]))  # [n, d_model]
+    if P is not None and "X_pos" in plan.keep:
+        kept["X_pos"] = lib.to_numpy(Xq)  # [n, d_model], what the projections read
+    kv = kv_heads(config, plan.run_heads)
+    dk, dv = config.head_dim, config.value_dim
+
+    def heads_of(W, b, which, width, source):
+        W_part, b_part = steps.head_columns(W, b, which, width)
+        flat = steps.project(lib, source, W_part, b_part)  # [rows, s*width]
+        return steps.split_heads(lib.xp, flat, len(which), width)  # [s, rows, width]
+
+    Q = heads_of(inputs.W_Q, inputs.b_Q, list(plan.run_heads), dk, Xq)  # [s, n, d_k]
+    K = heads_of(inputs.W_K, inputs.b_K, kv, dk, Xk)  # [s, m, d_k]
+    V = heads_of(inputs.W_V, inputs.b_V, kv, dv, Xk) if plan.need_v else None  # [s, m, d_v]
+    return Q, K, V
