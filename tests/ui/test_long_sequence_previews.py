@@ -10,6 +10,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
+from window_fixtures import shown_stage_panel
 
 from attention_explorer.display import levels_for, shrink
 from attention_explorer.engine.recompute import RecomputedStage
@@ -21,8 +22,6 @@ from attention_explorer.session.starter import starter_session
 from attention_explorer.stages import stage
 from attention_explorer.ui import live_trace
 from attention_explorer.ui.live_trace import LiveTrace
-from attention_explorer.ui.preferences import ViewPreferences
-from attention_explorer.ui.stage_panel import StagePanel
 
 TOKENS = 600  # beyond the 512 display limit: previewed, 2×2 blocks
 SQUARE = ("scores", "scaled", "masked", "weights")
@@ -33,13 +32,7 @@ def long_panel(qtbot, monkeypatch):
     # 2 heads x 600 x 600 cells count as long: the pass keeps the selected head, previewed
     monkeypatch.setattr(live_trace, "SELECTED_HEAD_ONLY_THRESHOLD", 2 * 500 * 500)
     session = Session.from_data(set_token_count(starter_session(), TOKENS))
-    live = LiveTrace(session)
-    panel = StagePanel(session, live, ViewPreferences())
-    qtbot.addWidget(panel)
-    panel.resize(1100, 850)
-    panel.show()
-    qtbot.waitExposed(panel)
-    live.recompute_now()
+    live, panel = shown_stage_panel(qtbot, session)
     qtbot.waitUntil(lambda: panel.view("weights").frame is not None, timeout=20000)
     yield session, live, panel
     live.shutdown()

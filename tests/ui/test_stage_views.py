@@ -9,6 +9,7 @@ import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtWidgets import QToolTip
+from window_fixtures import shown_stage_panel
 
 from attention_explorer.display import DISPLAY_LIMIT, shrink
 from attention_explorer.engine import compute, explain
@@ -324,13 +325,7 @@ def test_small_matrices_show_enough_digits_to_beat_a_rounded_tutorial(qtbot):
     from attention_explorer.session.examples import load_example
 
     session = Session.from_data(load_example("three-tokens"))
-    live = LiveTrace(session)
-    panel = StagePanel(session, live, ViewPreferences())
-    qtbot.addWidget(panel)
-    panel.resize(1100, 850)
-    panel.show()
-    qtbot.waitExposed(panel)
-    live.recompute_now()
+    live, panel = shown_stage_panel(qtbot, session)
     texts = drawn_texts(panel.view("weights"))  # row-major, 3x3
     expected = live.trace.stage("weights", 0)[1]
     assert texts[3:6] == [f"{v:.4f}".rstrip("0") for v in expected]

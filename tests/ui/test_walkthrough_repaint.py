@@ -7,21 +7,13 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import numpy as np  # noqa: E402
 from PySide6.QtGui import QTextDocument  # noqa: E402
+from test_walkthrough_panel import make_panel  # noqa: E402 - the panel those tests use
 
-from attention_explorer.session import Session, starter_session  # noqa: E402
-from attention_explorer.ui.live_trace import LiveTrace  # noqa: E402
-from attention_explorer.ui.walkthrough_panel import WalkthroughPanel  # noqa: E402
+from attention_explorer.session import starter_session  # noqa: E402
 
 
 def _panel(qtbot):
-    session = Session.from_data(starter_session())
-    live = LiveTrace(session)
-    panel = WalkthroughPanel(session, live)
-    qtbot.addWidget(panel)
-    panel.resize(760, 520)
-    panel.show()
-    qtbot.waitExposed(panel)
-    live.recompute_now()
+    panel, session, live = make_panel(qtbot, starter_session())
     while panel.current().key != "weights":
         panel.go_next()
     return panel, session, live

@@ -60,3 +60,19 @@ def choose(combo, key) -> None:
     index = combo.findData(key)
     assert index >= 0, f"{key!r} is not offered"
     combo.setCurrentIndex(index)
+
+
+def shown_stage_panel(qtbot, session, size=(1100, 850)):
+    """(live trace, stage panel) on ``session``: the panel shown at ``size``, a pass started."""
+    from attention_explorer.ui.live_trace import LiveTrace
+    from attention_explorer.ui.preferences import ViewPreferences
+    from attention_explorer.ui.stage_panel import StagePanel
+
+    live = LiveTrace(session)
+    panel = StagePanel(session, live, ViewPreferences())
+    qtbot.addWidget(panel)
+    panel.resize(*size)
+    panel.show()
+    qtbot.waitExposed(panel)
+    live.recompute_now()
+    return live, panel
