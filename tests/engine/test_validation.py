@@ -393,3 +393,13 @@ def test_compute_sized_files_pass_the_budget_on_a_small_machine():
     check_budget(
         AttentionConfig(heads=8, d_k=64, d_model=512), 4096, 4096, heads_kept=1, available=2**30
     )
+
+
+def test_a_previewed_pass_needs_only_its_pictures_and_mask():
+    from attention_explorer.engine.budget import check_budget
+
+    config = AttentionConfig(d_model=64, heads=8)
+    free = 2 * 2**30  # 2 GiB to spare: 16384 tokens as [n, n] stages would need 4 GiB and more
+    with pytest.raises(AttentionInputError, match="tokens"):
+        check_budget(config, 16384, 16384, heads_kept=1, available=free)
+    check_budget(config, 16384, 16384, heads_kept=1, available=free, preview=512)

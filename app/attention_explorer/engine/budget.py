@@ -42,12 +42,19 @@ def available_memory() -> int | None:
 
 
 def trace_bytes(
-    config: AttentionConfig, n_queries: int, n_keys: int, heads_kept: int, dtype: str = "float32"
+    config: AttentionConfig,
+    n_queries: int,
+    n_keys: int,
+    heads_kept: int,
+    dtype: str = "float32",
+    preview: int | None = None,
 ) -> int:
-    """Estimated peak bytes of a trace keeping ``heads_kept`` heads' [n, m] stages."""
+    """Estimated peak bytes of a trace keeping ``heads_kept`` heads' [n, m] stages (or, with
+    a ``preview`` limit, their pictures of at most ``preview`` x ``preview`` cells)."""
     item = _ITEMSIZE.get(dtype, 8)
     cells = n_queries * n_keys  # one [n, m] matrix
-    square = heads_kept * SQUARE_STAGES_KEPT * cells * item  # [s, n, m] x 4 stages
+    shown = cells if preview is None else min(cells, preview * preview)  # kept per stage
+    square = heads_kept * SQUARE_STAGES_KEPT * shown * item  # [s, n, m] x 4 stages
     mask = cells  # [n, m] bool
     dk, dv = config.head_dim, config.value_dim
     vectors = (n_queries + n_keys) * (config.heads * (dk + dv) + 2 * config.d_model) * item
@@ -58,12 +65,12 @@ def _gib(count: int) -> str:
     return f"{count / 2**30:.1f} GiB" if count >= 2**30 else f"{count / 2**20:.0f} MiB"
 
 
-def _tokens_that_fit(config: AttentionConfig, kept: int, dtype: str, allowed: int) -> int:
+def _tokens_that_fit(config: AttentionConfig, kept: int, dtype: str, allowed: int, preview) -> int:
     """The most tokens (queries = keys) whose trace fits in ``allowed`` bytes (bisection)."""
     low, high = 0, MAX_TOKENS
     while low < high:
         mid = (low + high + 1) // 2
-        if trace_bytes(config, mid, mid, kept, dtype) <= allowed:
+        if trace_bytes(config, mid, mid, kept, dtype, preview) <= allowed:
             low = mid
         else:
             high = mid - 1
@@ -85,11 +92,14 @@ def check_budget(
     heads_kept: int | None = None,
     dtype: str = "float32",
     available: int | None = None,
+    preview: int | None = None,
 ) -> None:
     """Raise :class:`AttentionInputError` if the computation is beyond the budget.
 
     ``heads_kept`` is how many heads' [n, m] stages the trace will hold (default: all);
-    ``available`` overrides the free memory measured now (bytes). Costs O(1).
+    ``preview`` the display limit when they are kept as pictures instead (a long sequence
+    then needs far less); ``available`` overrides the free memory measured now (bytes).
+    Costs O(1).
     """
     _limit("tokens", n_queries, MAX_TOKENS, "query tokens")
     _limit("tokens", n_keys, MAX_TOKENS, "key tokens")
@@ -98,14 +108,14 @@ def check_budget(
     _limit("d_k", config.head_dim, MAX_D_MODEL, "d_k")
     _limit("d_v", config.value_dim, MAX_D_MODEL, "d_v")
     kept = config.heads if heads_kept is None else max(1, min(heads_kept, config.heads))
-    need = trace_bytes(config, n_queries, n_keys, kept, dtype)
+    need = trace_bytes(config, n_queries, n_keys, kept, dtype, preview)
     free = available_memory() if available is None else available
     if free is None:
         return
     allowed = int(free * MEMORY_SHARE)
     if need <= allowed:
         return
-    fits = _tokens_that_fit(config, kept, dtype, allowed)
+    fits = _tokens_that_fit(config, kept, dtype, allowed, preview)
     raise AttentionInputError(
         "tokens",
         f"{n_queries} x {n_keys} tokens with {kept} head(s) need about {_gib(need)}, more than "

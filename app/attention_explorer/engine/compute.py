@@ -76,7 +76,8 @@ def compute(
     config = resolve_config(config, inputs)
     n, m = validate_inputs(config, inputs)
     plan = _plan(config, _stage_set(stages), _head_list(heads, config.heads), n, m, preview)
-    check_budget(config, n, m, heads_kept=len(plan.selected), dtype=dtype)  # before allocating
+    # before allocating anything
+    check_budget(config, n, m, heads_kept=len(plan.selected), dtype=dtype, preview=plan.preview)
     started = time.perf_counter()
     lib = ArrayLib(backend, dtype)
     notes: tuple[str, ...] = ()
@@ -216,7 +217,7 @@ def _attend(
     check_each = not steps.scores_cannot_overflow(lib, Q, K, factor, n, m)
     parts: dict[str, list] = {name: [] for name in PER_HEAD_STAGES if name in plan.keep}
     square = [name for name in SQUARE_STAGES if name in parts]
-    previewer = _preview_builders(plan, square, allowed_np, factor)
+    previewer = _previewer(plan, square, allowed_np, factor)
     kept_q, kept_k = [], []  # the selected heads' q and k, for recomputing previewed rows
     head_outputs = []
     buffers = None
@@ -328,7 +329,7 @@ def _attend(
     return head_outputs
 
 
-def _preview_builders(plan: _Plan, square: list[str], allowed, factor: float):
+def _previewer(plan: _Plan, square: list[str], allowed, factor: float):
     """The previews of the kept square stages when the plan previews (else None)."""
     if plan.preview is None or not square:
         return None
