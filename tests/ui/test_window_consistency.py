@@ -44,3 +44,17 @@ def test_resize_undo_redo_and_load_reach_listeners_consistently(qtbot, window, m
         assert window.open_example("three-tokens")
     assert window.matrices.tab_names()[0] == "Q"
     assert mismatches == []
+
+
+def test_a_session_longer_than_the_slider_shows_its_true_length(qtbot, window):  # noqa: F811
+    from attention_explorer.session.resize import set_token_count
+
+    long = set_token_count(window.session.data(), 5000)  # a file may hold up to 16384
+    with qtbot.waitSignal(window.live.updated, timeout=20000):
+        window.session.load(long)
+    slider = window.controls.tokens
+    assert slider.value() == 5000 and slider.maximum() == 5000
+    assert window.status.size_label.text().startswith("5000×5000 tokens")  # the same count
+    with qtbot.waitSignal(window.live.updated, timeout=20000):
+        slider.setValue(300)  # back within the slider's own range
+    assert len(window.session.tokens) == 300 and slider.maximum() == 4096

@@ -91,7 +91,7 @@ class ControlsPanel(QWidget):
             MAX_TOKENS,
             f"Number of tokens (query rows), 1 to {MAX_TOKENS}. The + beside the token names"
             f" stops at {STRIP_MAX_TOKENS}, since typing matrices beyond that is impractical;"
-            f" this slider's maximum is {MAX_TOKENS}.",
+            f" this slider's maximum is {MAX_TOKENS} (more when a session file holds more).",
         )
         self.d_model = int_slider(1, 512, "Embedding width d_model (projection mode)")
         self.heads = QComboBox()
@@ -299,6 +299,9 @@ class ControlsPanel(QWidget):
         )
         blockers = [QSignalBlocker(w) for w in widgets]
         _select(self.mode, c.mode)
+        # A session opened from a file may hold more tokens than the slider reaches (up to the
+        # engine's limit): the slider then reaches it too, so it shows the true count.
+        self.tokens.setMaximum(max(MAX_TOKENS, len(s.tokens)))
         self.tokens.setValue(len(s.tokens))
         self.d_model.setValue(c.d_model)
         self.d_model.setEnabled(c.mode == "projection")
