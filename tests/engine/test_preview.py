@@ -178,3 +178,21 @@ def test_a_row_read_from_several_stages_is_computed_once(monkeypatch):
         assert not row.flags.writeable  # shared with the next reader: read-only
     previewed.stage("weights", 1)[12]
     assert len(calls) == 2  # another row: computed
+
+
+def test_mask_previews_are_reused_and_an_older_mask_is_let_go():
+    import weakref
+
+    from attention_explorer.engine.preview import preview_of
+
+    mask = np.tri(40, 40, dtype=bool)
+    mask.setflags(write=False)  # the engine's shared masks are read-only
+    first = preview_of(mask, "max", 16)
+    assert preview_of(mask, "max", 16) is first  # the same mask again: the same preview
+    assert preview_of(mask, "mean", 16) is not first
+    gone = weakref.ref(mask)
+    other = np.ones((40, 40), dtype=bool)
+    other.setflags(write=False)
+    preview_of(other, "max", 16)
+    del mask, first
+    assert gone() is None  # the older mask is not kept alive by the remembered previews

@@ -269,8 +269,8 @@ class SquarePreviews:
         return {name: builder.result() for name, builder in self.builders.items()}
 
 
-#: Previews of read-only arrays (the shared mask), by (array, rule, limit): kept while the
-#: same array is asked for again, at most a few.
+#: Previews of the last read-only array asked for (the shared mask), by (array, rule, limit):
+#: kept while that array is asked for again (its max and mean previews), at most a few.
 _remembered: dict[tuple[int, str, int], tuple[np.ndarray, StagePreview]] = {}
 _REMEMBER = 4
 
@@ -285,6 +285,8 @@ def preview_of(values: np.ndarray, how: str, limit: int = PREVIEW_LIMIT) -> Stag
         return known[1]
     made = _preview_of(np.asarray(values), how, limit)
     if isinstance(values, np.ndarray) and not values.flags.writeable:
+        for other in [k for k, (array, _) in _remembered.items() if array is not values]:
+            del _remembered[other]  # an older mask: not kept alive (256 MiB at 16384 tokens)
         while len(_remembered) >= _REMEMBER:
             _remembered.pop(next(iter(_remembered)))
         _remembered[key] = (values, made)
