@@ -89,3 +89,27 @@ def test_a_pass_of_every_head_keeps_full_stages(qtbot):
         assert not live.trace.previews and isinstance(live.trace["weights"], np.ndarray)
     finally:
         live.shutdown()
+
+
+def test_the_walkthrough_zooms_a_shrunk_view_onto_its_cell(qtbot, window):
+    with qtbot.waitSignal(window.live.updated, timeout=20000):
+        window.controls.tokens.setValue(TOKENS)  # 600 x 600: shown as 300 x 300 blocks
+    walk = window.walkthrough
+    walk.restart()
+    while walk.current().key != "scores":
+        walk.go_next()
+    row, col = walk.current().cells[0]
+    view = window.stages.view("scores")
+    qtbot.waitUntil(lambda: view.frame.zoomed and view.frame.block == (1, 1))
+    r0, r1, c0, c1 = view.frame.region
+    assert r0 <= row < r1 and c0 <= col < c1 and r1 - r0 <= 12 and c1 - c0 <= 12
+    assert f"of {TOKENS}×{TOKENS}" in view.frame.heading  # the title says it is zoomed
+    assert len(view.frame.texts) == (r1 - r0) * (c1 - c0)  # exact cells, with their numbers
+
+
+def test_the_walkthrough_leaves_small_views_whole(qtbot, window):
+    walk = window.walkthrough
+    walk.restart()
+    while walk.current().key != "scores":
+        walk.go_next()
+    assert not window.stages.view("scores").frame.zoomed

@@ -54,6 +54,15 @@ class ZoomControl(QObject):
         self.box.setRange(xRange=(0, cols), yRange=(0, rows), padding=0)
         self._on_reset()
 
+    def show_around(self, row: int, col: int, span: int) -> None:
+        """Show about ``span`` x ``span`` cells with cell (``row``, ``col``) in the middle
+        (kept inside the stage)."""
+        rows, cols = self.shape
+        height, width = min(span, rows), min(span, cols)
+        top = min(max(0, row - height // 2), rows - height)
+        left = min(max(0, col - width // 2), cols - width)
+        self.box.setRange(xRange=(left, left + width), yRange=(top, top + height), padding=0)
+
     def zoom(self, factor: float) -> None:
         """Zoom by ``factor`` (< 1 zooms in) about the centre of what is shown."""
         self.box.scaleBy((factor, factor))

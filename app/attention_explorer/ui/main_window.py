@@ -294,8 +294,11 @@ class MainWindow(QMainWindow):
         return True
 
     def _on_walk_step(self, step) -> None:
-        """Frame the step's stage view and bring the editor of its numbers to the front."""
+        """Frame the step's stage view (zoomed onto the step's cell when the stage is shown
+        shrunk) and bring the editor of its numbers to the front."""
         self.stages.highlight_stage(step.stage if step is not None else None)
+        if step is not None and step.stage is not None and step.cells:
+            self.stages.show_cell(step.stage, *step.cells[0])
         if step is not None and step.editor:
             self.matrices.show_array(step.editor)
 

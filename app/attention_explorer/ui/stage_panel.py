@@ -51,6 +51,9 @@ CAPTION_WIDTH = 60
 #: Stages shown only with several heads or an output projection.
 COMBINE_STAGES = ("concat", "output")
 
+#: Cells a side shown around the cell the walkthrough points at when a view is shrunk.
+CELL_SPAN = 10
+
 
 def step_caption(stage: str, trace) -> str:
     """The operation that produces ``stage`` from the view before it, e.g. "× 1/√4"."""
@@ -305,6 +308,16 @@ class StagePanel(QWidget):
         for name, view in self._views.items():
             view.set_highlighted(name == stage)
         self.bring_into_view(stage)
+
+    def show_cell(self, stage: str | None, row: int, col: int) -> None:
+        """Zoom the view of ``stage`` onto cell (``row``, ``col``) when the view shows the
+        stage shrunk (a long sequence: one cell would be a fraction of a pixel), so the
+        walkthrough's cell and its neighbours are seen exactly, with their numbers."""
+        view = self._views.get(stage) if stage is not None else None
+        frame = view.frame if view is not None else None
+        if frame is None or (frame.block == (1, 1) and not frame.zoomed):
+            return
+        view.zoom.show_around(row, col, CELL_SPAN)
 
     def bring_into_view(self, stage: str | None) -> None:
         """Scroll the column so that the view of ``stage`` is on screen; an input stage opens
