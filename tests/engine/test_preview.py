@@ -196,3 +196,15 @@ def test_mask_previews_are_reused_and_an_older_mask_is_let_go():
     preview_of(other, "max", 16)
     del mask, first
     assert gone() is None  # the older mask is not kept alive by the remembered previews
+
+
+@pytest.mark.parametrize(
+    "kept",
+    [("scores",), ("weights",), ("masked",), ("scaled", "weights"), ("scores", "masked")],
+)
+def test_any_subset_of_the_square_stages_is_previewed(kept):
+    full, previewed = _pair(_data(40, 2), 16, stages=kept)
+    assert set(previewed.previews) == set(kept)
+    for name in kept:
+        expected = shrink(full.stage(name, 0), stage(name).shrink, 16)
+        _close(previewed.preview(name).image[0], expected.image, name)

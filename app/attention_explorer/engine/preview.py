@@ -205,7 +205,7 @@ class SquarePreviews:
             else:
                 images, hiddens = self.builders["scaled"].shrink(values["scaled"])
                 done["scaled"] = (images, hiddens, *finite_range(values["scaled"]))
-        whole = values["masked"].shape[1] % fr == 0 and allowed.shape[1] % fc == 0
+        whole = allowed.shape[0] % fr == 0 and allowed.shape[1] % fc == 0  # [rows, m]
         if "masked" in self.builders and whole and "scaled" in values:
             scaled_images = done["scaled"][0] if "scaled" in done else None
             done["masked"] = self._masked(r0, values["scaled"], allowed, scaled_images)
