@@ -235,51 +235,48 @@ def _attend(
         rows = [i for i, head in enumerate(chunk_heads) if head in plan.selected]
         full: dict[str, np.ndarray] = {}  # the kept [s, n, m] stages, filled block by block
 
-        def one_block(
-            r0: int, scratch, q=q, k=k, v=v, rows=rows, done=done, block=block, full=full
-        ):
-            """Rows r0.. of this chunk; keeps or previews them, returns their head outputs."""
-            r = slice(r0, min(n, r0 + block))
-            values = attend_rows(
-                lib,
-                config,
-                q[:, r],
-                k,
-                v,
-                allowed[r],
-                factor,
-                check_each,
-                bool(fully_masked_rows),
-                square,
-                plan.need_head_outputs,
-                scratch,
-            )
-            if previewer:  # a chunk without a selected head gives only head outputs
-                if rows:
-                    pick = slice(None) if len(rows) == len(q) else rows
-                    parts_np = {
-                        name: lib.to_numpy(values[name])[pick]  # [c', rows, m]
-                        for name in square
-                        if values[name] is not None
-                    }
-                    previewer.add(r0, parts_np, allowed_np[r], first_head=done)
-            elif block >= n:  # one block: keep the arrays themselves, no copy
-                full.update({name: values[name] for name in square})
-            else:
-                for name in square:
-                    part = lib.to_numpy(values[name])  # [c, rows, m]
-                    part = part if len(rows) == len(q) else part[rows]
-                    if name not in full:
-                        full[name] = pooled_empty((len(rows), n, m), part.dtype)
-                    full[name][:, r] = part
-            return values["head_outputs"]  # [c, rows, d_v] or None
-
-        starts = range(0, n, block)
-        # many small products: BLAS threads would only wait for each other
+        outs = []
+        scratch = buffers if block < n else None
+        # many small products: BLAS threads would only wait for each other (and row blocks on
+        # two Python threads measured slower: 72 vs 61 ms at n = 4096 on 2 cores)
         with one_blas_thread() if block < n else contextlib.nullcontext():
-            # (blocks on two threads measured slower: 72 vs 61 ms at n = 4096 on 2 cores)
-            outs = [one_block(r0, buffers if block < n else None) for r0 in starts]
-        outs = [out for out in outs if out is not None]
+            for r0 in range(0, n, block):
+                r = slice(r0, min(n, r0 + block))
+                values = attend_rows(
+                    lib,
+                    config,
+                    q[:, r],
+                    k,
+                    v,
+                    allowed[r],
+                    factor,
+                    check_each,
+                    bool(fully_masked_rows),
+                    square,
+                    plan.need_head_outputs,
+                    scratch,
+                )
+                if previewer:  # a chunk without a selected head gives only head outputs
+                    if rows:
+                        pick = slice(None) if len(rows) == len(chunk_heads) else rows
+                        parts_np = {
+                            name: lib.to_numpy(values[name])[pick]  # [c', rows, m]
+                            for name in square
+                            if values[name] is not None
+                        }
+                        previewer.add(r0, parts_np, allowed_np[r], first_head=done)
+                elif block >= n:  # one block: keep the arrays themselves, no copy
+                    full = {name: values[name] for name in square}
+                else:
+                    for name in square:
+                        part = lib.to_numpy(values[name])  # [c, rows, m]
+                        part = part if len(rows) == len(chunk_heads) else part[rows]
+                        if name not in full:
+                            full[name] = pooled_empty((len(rows), n, m), part.dtype)
+                        full[name][:, r] = part
+                if values["head_outputs"] is not None:
+                    outs.append(values["head_outputs"])  # [c, rows, d_v]
+                del values
         head_out = None
         if plan.need_head_outputs:
             head_out = outs[0] if len(outs) == 1 else xp.concat(outs, axis=1)  # [c, n, d_v]
