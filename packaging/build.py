@@ -15,25 +15,17 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import re
 import subprocess
 import sys
 import tarfile
 import zipfile
 from pathlib import Path
 
+from app_version import package_version
+
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT / "packaging" / "attention-explorer.spec"
 NAME = "attention-explorer"
-
-
-def package_version() -> str:
-    """The version in app/attention_explorer/_version.py, read without importing the package."""
-    text = (ROOT / "app" / "attention_explorer" / "_version.py").read_text(encoding="utf-8")
-    match = re.search(r"^__version__\s*=\s*['\"]([^'\"]+)['\"]", text, re.MULTILINE)
-    if match is None:
-        raise SystemExit("packaging/build.py: no __version__ in app/attention_explorer/_version.py")
-    return match.group(1)
 
 
 def platform_tag() -> str:

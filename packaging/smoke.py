@@ -89,7 +89,7 @@ def smoke_test(executable: Path, version: str, model: Path | None = None) -> int
 
 if __name__ == "__main__":
     sys.path.insert(0, str(ROOT / "packaging"))
-    from build import package_version
+    from app_version import package_version
 
     given = Path(sys.argv[2]) if len(sys.argv) > 2 else model_folder()
     sys.exit(smoke_test(Path(sys.argv[1]), package_version(), given))

@@ -19,7 +19,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _load(name: str):
-    """packaging/<name>.py as a module (packaging/ is not a package; 'build' is a PyPI name)."""
+    """packaging/<name>.py as a module (packaging/ is not a package; 'build' is a PyPI name).
+
+    packaging/ goes on sys.path as it does when a script there runs: build.py and smoke.py
+    both import app_version.py from beside them.
+    """
+    if str(ROOT / "packaging") not in sys.path:
+        sys.path.insert(0, str(ROOT / "packaging"))
     spec = importlib.util.spec_from_file_location(
         f"_packaging_{name}", ROOT / "packaging" / f"{name}.py"
     )

@@ -1,5 +1,6 @@
 """FastImageItem: the same pixels as pyqtgraph's ImageItem, kept as premultiplied ARGB32."""
 
+import inspect
 import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -58,3 +59,14 @@ def test_transparent_cells_stay_transparent(qapp):
     ours = _pixels(_rendered(FastImageItem, overlay, levels=(0, 255)))
     assert ours[1, 2, 3] == 255 and ours[0, 0, 3] == 0
     np.testing.assert_array_equal(ours, _pixels(_rendered(pg.ImageItem, overlay, levels=(0, 255))))
+
+
+def test_pyqtgraphs_render_still_uses_the_private_flags_the_fast_path_sets(qapp):
+    """The fast path sets ImageItem's private ``_renderRequired`` and ``_unrenderable`` as
+    pyqtgraph's own render() does; a pyqtgraph that renames them must fail here, not draw
+    stale pictures (pyproject.toml bounds pyqtgraph to the tested range)."""
+    source = inspect.getsource(pg.ImageItem.render)
+    assert "self._renderRequired = False" in source
+    assert "self._unrenderable = False" in source
+    item = pg.ImageItem(np.zeros((2, 2), np.float32), axisOrder="row-major")
+    assert item._renderRequired is True and item._unrenderable is False
