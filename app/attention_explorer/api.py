@@ -26,9 +26,6 @@ from attention_explorer.run import compute_session
 from attention_explorer.session.document import SessionData
 from attention_explorer.session.examples import ExampleInfo
 
-#: The key of the session the window starts with, listed and loaded like an example.
-STARTER = "starter"
-
 
 def _data(session) -> SessionData:
     """The SessionData of a SessionData or an evented Session."""
@@ -49,33 +46,18 @@ def save(session, path: str | os.PathLike) -> Path:
     return save_session(path, _data(session))
 
 
-def _starter_info() -> ExampleInfo:
-    from attention_explorer.session.starter import starter_session
-
-    data = starter_session()
-    return ExampleInfo(key=STARTER, title=data.name, group="Start here", summary=data.description)
-
-
 def examples() -> list[ExampleInfo]:
     """The starter, then every worked example in menu order (key, title, group, summary)."""
-    from attention_explorer.session.examples import list_examples
+    from attention_explorer.session.examples import starter_and_examples
 
-    return [_starter_info(), *list_examples()]
+    return starter_and_examples()
 
 
 def example(name: str) -> SessionData:
     """The starter (``"starter"``) or worked example ``name``; KeyError lists the known names."""
-    if name == STARTER:
-        from attention_explorer.session.starter import starter_session
+    from attention_explorer.session.examples import example_or_starter
 
-        return starter_session()
-    from attention_explorer.session.examples import load_example
-
-    try:
-        return load_example(name)
-    except KeyError:
-        known = ", ".join(info.key for info in examples())
-        raise KeyError(f"no worked example named {name!r}; known examples: {known}") from None
+    return example_or_starter(name)
 
 
 def resize(

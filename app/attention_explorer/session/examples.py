@@ -18,6 +18,8 @@ from attention_explorer.session.document import SessionData
 from attention_explorer.session.file_format import load_session_bytes
 
 PACKAGE = "attention_explorer.resources.examples"
+#: The key of the session the window starts with, listed and loaded like an example.
+STARTER = "starter"
 #: Where an example without a group is listed.
 DEFAULT_GROUP = "Other examples"
 
@@ -96,3 +98,32 @@ def load_example(key: str) -> SessionData:
     A damaged file raises :class:`~attention_explorer.session.file_format.SessionFileError`.
     """
     return load_session_bytes(_entry(key).read_bytes(), f"{key}.json")
+
+
+def _starter_info() -> ExampleInfo:
+    from attention_explorer.session.starter import starter_session
+
+    data = starter_session()
+    return ExampleInfo(key=STARTER, title=data.name, group="Start here", summary=data.description)
+
+
+def starter_and_examples() -> list[ExampleInfo]:
+    """The starter, then every worked example in menu order (key, title, group, summary)."""
+    return [_starter_info(), *list_examples()]
+
+
+def example_or_starter(key: str) -> SessionData:
+    """The starter (``"starter"``) or worked example ``key``; KeyError lists the known keys.
+
+    The one place that says the starter is opened like an example: the window, the command
+    line and the Python API all call this.
+    """
+    if key == STARTER:
+        from attention_explorer.session.starter import starter_session
+
+        return starter_session()
+    try:
+        return load_example(key)
+    except KeyError:
+        known = ", ".join(info.key for info in starter_and_examples())
+        raise KeyError(f"no worked example named {key!r}; known examples: {known}") from None

@@ -205,7 +205,7 @@ class MainWindow(QMainWindow):
 
     def open_example(self, key: str) -> bool:
         """Load a worked example as a new, unsaved document."""
-        from attention_explorer.api import example
+        from attention_explorer.session.examples import example_or_starter as example
 
         if not self.document.maybe_save():
             return False
