@@ -31,9 +31,9 @@ LIMITS = {
 }
 #: Copies of the new matrices alive at once while resizing (old, random fill, result).
 RESIZE_COPIES = 3
-#: Pasted text longer than this is refused before it is read (a full 16384 x 16384 block
-#: of short numbers is far more than an editor shows; a matrix slice is at most 16384 wide).
-MAX_PASTE_CHARS = 4_000_000
+#: Pasted text longer than this is refused before it is read: about 100,000 numbers, far more
+#: than an editor's slice shows, and parsed in well under a second.
+MAX_PASTE_CHARS = 1_000_000
 
 
 def _gib(count: float) -> str:
