@@ -109,8 +109,6 @@ def compute(
     (``trace.preview("weights")``); its square stages then compute the rows you index.
     """
     check.whole("ae.compute", "preview", preview)
-    for name, value in (("backend", backend), ("device", device), ("dtype", dtype)):
-        check.choice("ae.compute", name, value)
     data = check.session_data("ae.compute", session)
     return compute_session(
         data, backend, device, dtype, heads=heads, stages=stages, preview=preview

@@ -87,10 +87,3 @@ def whole(function: str, argument: str, value: Any, optional: bool = True) -> in
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise ArgumentTypeError(function, argument, "a whole number such as 4", value)
     return int(value)
-
-
-def choice(function: str, argument: str, value: Any) -> str:
-    """``value`` if it is a str (the callee checks which words it knows)."""
-    if not isinstance(value, str):
-        raise ArgumentTypeError(function, argument, "a str", value)
-    return value
