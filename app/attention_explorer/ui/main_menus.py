@@ -197,6 +197,7 @@ def build_menus(window) -> Menus:
     _fill_examples(window, examples)
 
     _action(window, view, "Cell &arithmetic", window.show_cell_arithmetic, "Ctrl+I")
+    _action(window, view, "&Long-context summary", partial(_show_summary, window))
 
     walk = bar.addMenu("&Walkthrough")
     back_step = _action(window, walk, "&Back", window.walkthrough.go_back, "Alt+Left")
@@ -253,3 +254,10 @@ def _show_sources(window) -> None:
     from attention_explorer.ui.sources_page import show_sources
 
     window._sources_page = show_sources(window)
+
+
+def _show_summary(window) -> None:
+    """View > Long-context summary: entropy, top keys, distance and sinks of the head."""
+    from attention_explorer.ui.summary_view import show_summary
+
+    show_summary(window)
