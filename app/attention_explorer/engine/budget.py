@@ -8,9 +8,11 @@ is available now (80% of MemAvailable on Linux). A refusal says what would fit.
 from __future__ import annotations
 
 import os
+from types import MappingProxyType
 
 from attention_explorer.engine.config import AttentionConfig
 from attention_explorer.engine.errors import AttentionInputError
+from attention_explorer.engine.row_blocks import CHUNK_ELEMENTS
 
 MAX_TOKENS = 16_384
 MAX_HEADS = 256
@@ -19,11 +21,10 @@ MAX_D_MODEL = 16_384
 MEMORY_SHARE = 0.8
 #: Per-head [n, m] stages a full trace keeps: scores, scaled, masked, weights.
 SQUARE_STAGES_KEPT = 4
-#: Score elements alive at once while computing (engine.compute.CHUNK_ELEMENTS): two float64
-#: temporaries of a chunk.
-WORKING_BYTES = 16 * 1024 * 1024 * 8 * 2
+#: Bytes alive at once while computing: two float64 temporaries of a chunk of heads.
+WORKING_BYTES = CHUNK_ELEMENTS * 8 * 2
 
-_ITEMSIZE = {"float32": 4, "float64": 8}
+_ITEMSIZE = MappingProxyType({"float32": 4, "float64": 8})
 
 
 def available_memory() -> int | None:

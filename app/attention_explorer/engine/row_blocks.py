@@ -14,6 +14,9 @@ import numpy as np
 
 from attention_explorer.engine import steps
 
+#: Per chunk of heads, at most this many score elements are alive at once (~64 MiB float32);
+#: the size budget (:mod:`.budget`) counts two float64 temporaries of a chunk.
+CHUNK_ELEMENTS = 16 * 1024 * 1024
 #: Above this many score elements per chunk of heads, the chunk goes through its query rows a
 #: block at a time, each block's [c, rows, m] arrays about 1 MiB (float32): they stay in cache.
 ROW_BLOCK_ELEMENTS = 256 * 1024
