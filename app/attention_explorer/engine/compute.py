@@ -14,16 +14,16 @@ overflow anywhere raises :class:`ComputeOverflow`; :func:`compute` redoes the pa
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
 from attention_explorer.engine import steps
 from attention_explorer.engine.backend import ArrayLib, Backend
-from attention_explorer.engine.blas_threads import one_blas_thread
+from attention_explorer.engine.block_runner import BlockRunner, usable_cores
 from attention_explorer.engine.budget import check_budget
 from attention_explorer.engine.cache import EngineCache
 from attention_explorer.engine.config import AttentionConfig
@@ -32,7 +32,13 @@ from attention_explorer.engine.head_inputs import projected_heads, typed_heads
 from attention_explorer.engine.inputs import AttentionInputs, resolve_config, validate_inputs
 from attention_explorer.engine.mask import allowed_mask
 from attention_explorer.engine.preview import StagePreview, preview_of, wants_preview
-from attention_explorer.engine.row_blocks import CHUNK_ELEMENTS, attend_rows, row_block
+from attention_explorer.engine.row_blocks import (
+    CHUNK_ELEMENTS,
+    ROW_BLOCK_ELEMENTS,
+    TORCH_BLOCK_ELEMENTS,
+    attend_rows,
+    row_block,
+)
 from attention_explorer.engine.sinks import FullSink, PreviewSink
 from attention_explorer.engine.trace import ALL_STAGES, PER_HEAD_STAGES, SQUARE_STAGES, Trace
 from attention_explorer.stages import stage
@@ -221,27 +227,26 @@ def _attend(lib: ArrayLib, config, Q, K, V, allowed_np, any_fully_masked, plan: 
     else:
         sink = FullSink(lib, plan.selected, square, others, n, m, cache)
 
-    def rows(q, k, v, r: slice, buffers) -> dict:  # one block: [c, rows, m] stages
+    def rows(q, k, v, r: slice, buffers) -> dict:  # one block: [c, rows, ·] stages
         picked = (allowed[r], factor, check_each, any_fully_masked, square)
         return attend_rows(lib, config, q[:, r], k, v, *picked, plan.need_head_outputs, buffers)
 
+    # a full trace spreads its row blocks over every core; a previewed one (the window's
+    # worker, beside the GUI thread) stays on one (see :mod:`.block_runner`)
+    runner = BlockRunner(lib, m, 1 if plan.preview is not None else usable_cores())
+    torch_full = lib.backend.name == "torch" and plan.preview is None
+    elements = TORCH_BLOCK_ELEMENTS if torch_full else ROW_BLOCK_ELEMENTS
     head_outputs = []
     for start in range(0, len(plan.run_heads), plan.per_chunk):
         chunk = slice(start, start + plan.per_chunk)
         chunk_heads = plan.run_heads[chunk]
         q, k = Q[chunk], K[chunk]  # [c, n, d_k], [c, m, d_k]
         v = V[chunk] if V is not None else None  # [c, m, d_v]
-        block = sink.start_chunk(chunk_heads, row_block(len(chunk_heads), n, m))
-        outs = []
-        with _blas_threads(plan, block < n):
-            for r0 in range(0, n, block):
-                r = slice(r0, min(n, r0 + block))
-                values = rows(q, k, v, r, sink.buffers(len(chunk_heads), block, r))
-                sink.add(r, values)
-                if values["head_outputs"] is not None:
-                    outs.append(values["head_outputs"])  # [c, rows, d_v]
-                del values
+        block = sink.start_chunk(chunk_heads, row_block(len(chunk_heads), n, m, elements))
+        outs = runner.run(partial(rows, q, k, v), sink, len(chunk_heads), n, block)
         head_out = _joined_rows(lib, outs)  # [c, n, d_v] or None
+        if head_out is not None:
+            steps.require_finite(lib.xp, "the head outputs", head_out)
         if plan.need_head_outputs:
             head_outputs.append(head_out)
         sink.end_chunk({"Q": q, "K": k, "V": v, "head_outputs": head_out})
@@ -254,17 +259,6 @@ def _joined_rows(lib: ArrayLib, outs: list):
     if not outs:
         return None
     return outs[0] if len(outs) == 1 else lib.xp.concat(outs, axis=1)  # [c, n, d_v]
-
-
-def _blas_threads(plan: _Plan, blocks: bool):
-    """One BLAS (and torch) thread for a previewed pass's row blocks, else every core.
-
-    A previewed pass runs on the window's worker while the GUI thread paints: there, many
-    small products on several BLAS threads made the threads wait for each other (0.5 to 1.5 s
-    passes at n = 4096 instead of about 0.1 s on two busy cores). A full trace (exports,
-    ``ae.compute``, the command line) has the machine to itself and uses every core.
-    """
-    return one_blas_thread() if blocks and plan.preview is not None else contextlib.nullcontext()
 
 
 def _concat_and_output(lib: ArrayLib, config, inputs, head_outputs, plan: _Plan, kept) -> None:

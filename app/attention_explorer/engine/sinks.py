@@ -68,7 +68,6 @@ class _Sink:
         self.rows: list[int] = []  #: positions of the selected heads in the current chunk
         self.pick: slice | list[int] = slice(None)  #: those positions, as an index
         self.done = 0  #: selected heads finished in earlier chunks
-        self._scratch: RowBuffers | None = None
 
     def start_chunk(self, chunk_heads, rows: int) -> int:
         """Begin a chunk of ``chunk_heads``; returns its query rows per block."""
@@ -76,17 +75,10 @@ class _Sink:
         self.pick = slice(None) if len(self.rows) == len(chunk_heads) else self.rows
         return rows
 
-    def scratch(self, heads: int, block: int) -> RowBuffers | None:
-        """Reused scratch arrays for blocks of ``block`` rows (numpy, several blocks only)."""
-        if block >= self.n or self.lib.backend.name != "numpy":
-            return None
-        if self._scratch is None:
-            self._scratch = RowBuffers(self.lib.dtype, heads, block, self.m)
-        return self._scratch
-
-    def buffers(self, heads: int, block: int, r: slice):
-        """Where the steps of the block of rows ``r`` write (None: they make new arrays)."""
-        return self.scratch(heads, block)
+    def buffers(self, r: slice, scratch: RowBuffers | None):
+        """Where the steps of the block of rows ``r`` write: a thread's reused ``scratch``
+        arrays (numpy, several blocks), or None (each step makes its arrays)."""
+        return scratch
 
     def end_chunk(self, values: dict) -> None:
         """The chunk's Q, K, V and head outputs (``values``), kept for the selected heads."""
@@ -129,9 +121,8 @@ class FullSink(_Sink):
             self.full = {name: empty_array(self.cache, shape, dtype) for name in self.square}
         return rows
 
-    def buffers(self, heads: int, block: int, r: slice):
+    def buffers(self, r: slice, scratch: RowBuffers | None):
         """Numpy, every head of the chunk kept: the kept stages' own rows (no copy)."""
-        scratch = self.scratch(heads, block)
         if scratch is None or not self.full or not isinstance(self.pick, slice):
             return scratch
         return DirectBuffers(self.full, r, scratch)
