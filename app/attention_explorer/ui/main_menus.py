@@ -196,7 +196,10 @@ def build_menus(window) -> Menus:
     examples = bar.addMenu("E&xamples")
     _fill_examples(window, examples)
 
-    _action(window, view, "Cell &arithmetic", window.show_cell_arithmetic, "Ctrl+I")
+    # Ctrl+I brings the panel forward; the View menu lists it once, as the dock's toggle.
+    arithmetic = _action(window, view, "Cell &arithmetic", window.show_cell_arithmetic, "Ctrl+I")
+    view.removeAction(arithmetic)
+    window.addAction(arithmetic)
 
     walk = bar.addMenu("&Walkthrough")
     back_step = _action(window, walk, "&Back", window.walkthrough.go_back, "Alt+Left")
