@@ -136,6 +136,7 @@ CATALOGUE: dict[str, Stage] = {
             group="inputs",
             when="projection",
             caption="input",
+            explain="typed",
         ),
         _shared(
             "positions",
@@ -168,6 +169,7 @@ CATALOGUE: dict[str, Stage] = {
             group=None,
             when="cross",
             caption="key/value\ninput",
+            explain="typed",
         ),
         *(
             _per_head(

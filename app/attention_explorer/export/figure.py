@@ -15,7 +15,7 @@ from attention_explorer.export.errors import ExportError
 from attention_explorer.export.safe_text import plain_text
 from attention_explorer.export.stages import axis_names, resolve_head, resolve_heads, resolve_stage
 from attention_explorer.stage_rules import upstream_words
-from attention_explorer.stages import FOCUS_STAGE
+from attention_explorer.stages import DEFAULT_DIVERGING, DEFAULT_SEQUENTIAL, FOCUS_STAGE
 from attention_explorer.stages import stage as catalogue_stage
 
 
@@ -209,4 +209,36 @@ def grid_figure(trace: Trace, stage: str = FOCUS_STAGE, heads=None, **options) -
         title=look.title or _with_name(heading, look.name),
         cmap=cmap,
         show_values=look.show_values,
+    )
+
+
+def frame_figure(
+    frame: DisplayFrame,
+    kind: str,
+    *,
+    row_axis: str = "rows",
+    col_axis: str = "columns",
+    subtitle: str = "",
+    **options,
+) -> Figure:
+    """The figure of any display frame, e.g. of :func:`attention_explorer.display.
+    frame_for_array` (a difference map): the same drawing as a stage's. ``kind`` ("signed",
+    "unit", "free") picks the default colour map; ``options`` are the fields of :class:`Look`
+    (``decimals`` and ``scale`` belong to the frame, which is already built)."""
+    look = Look.from_options(options)
+    cmap = look.cmap or (DEFAULT_DIVERGING if kind == "signed" else DEFAULT_SEQUENTIAL)
+    lookup_table(cmap)  # an unknown name fails before any drawing
+    panels = [Panel.from_frame(frame)]
+    return Figure(
+        panels=panels,
+        title=plain_text(look.title or _with_name(frame.heading, look.name)),
+        subtitle=plain_text(subtitle),
+        levels=frame.levels,
+        ticks=frame.ticks,
+        cmap=cmap,
+        row_axis=plain_text(row_axis),
+        col_axis=plain_text(col_axis),
+        show_values=_auto_values(look.show_values, panels),
+        auto_values=look.show_values is None,
+        scale_caption=frame.scale_caption,
     )
