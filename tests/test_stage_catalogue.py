@@ -88,7 +88,8 @@ def test_a_new_stage_appears_in_explain_and_export(with_new_stage):
     assert figure.title.startswith("normalised input")
     assert (figure.row_axis, figure.col_axis) == ("tokens", "dimension")
     assert csv_text(trace, "X_norm", None).startswith("tokens \\ dimension,0,1,2,3")
-    assert "X_norm" in stage_rules.hidden_stages(_trace(extra=False))
+    direct = replace(trace, config=trace.config.with_changes(mode="direct"))
+    assert "X_norm" in stage_rules.hidden_stages(direct)  # its rule: projection mode only
     with pytest.raises(ExportError, match="not part of this trace"):
         resolve_stage(_trace(extra=False), "X_norm")
 

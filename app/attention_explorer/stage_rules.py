@@ -52,9 +52,9 @@ SHOWN: dict[str, tuple[Callable[[object], bool], str]] = {
 
 
 def is_shown(name: str, trace) -> bool:
-    """True when the stage panel shows stage ``name`` for ``trace``: its rule holds and the
-    computation kept it."""
-    return trace.has(name) and SHOWN[stage(name).when][0](trace)
+    """True when the stage panel shows stage ``name`` for ``trace`` (its rule holds; a stage
+    the pass left out for speed is shown with a placeholder that says why)."""
+    return SHOWN[stage(name).when][0](trace)
 
 
 def hidden_stages(trace) -> tuple[str, ...]:
