@@ -159,6 +159,17 @@ class AttentionConfig:
         """The key/value head that query head ``head`` reads K and V from."""
         return head // self.kv_group
 
+    def summary(self, n_tokens: int) -> str:
+        """The sizes and mask in words, from the settings as they are now: "4 tokens,
+        2 heads, causal mask" (so no text keeps saying "two heads" after a change)."""
+        heads = f"{self.heads} head{'s' if self.heads != 1 else ''}"
+        if self.grouped:
+            heads += (
+                f" sharing {self.n_kv_heads} key/value head{'s' if self.n_kv_heads > 1 else ''}"
+            )
+        mask = "no mask" if self.mask == "none" else f"{self.mask} mask"
+        return f"{n_tokens} token{'s' if n_tokens != 1 else ''}, {heads}, {mask}"
+
     def scale_value(self) -> float:
         """The factor the scores are multiplied by before the temperature divides them."""
         if self.scale == "sqrt_dk":

@@ -196,7 +196,10 @@ def build_menus(window) -> Menus:
     examples = bar.addMenu("E&xamples")
     _fill_examples(window, examples)
 
-    _action(window, view, "Cell &arithmetic", window.show_cell_arithmetic, "Ctrl+I")
+    # Ctrl+I brings the panel forward; the View menu lists it once, as the dock's toggle.
+    arithmetic = _action(window, view, "Cell &arithmetic", window.show_cell_arithmetic, "Ctrl+I")
+    view.removeAction(arithmetic)
+    window.addAction(arithmetic)
     _action(window, view, "&Long-context summary", partial(_show_summary, window))
 
     walk = bar.addMenu("&Walkthrough")
