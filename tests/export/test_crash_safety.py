@@ -8,7 +8,6 @@ files the kill left are removed by the next export into the folder.
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
