@@ -211,3 +211,39 @@ def test_refused_in_one_line(name, tmp_path, tiny_model):
 def test_argument_errors_are_type_errors_and_size_errors_value_errors():
     assert issubclass(ArgumentTypeError, TypeError)
     assert issubclass(AttentionInputError, ValueError) and issubclass(ModelError, ValueError)
+
+
+def _nan_model(tiny_model, tmp_path):
+    """A copy of the tiny model whose attention weights hold one NaN."""
+    import shutil
+
+    from safetensors.numpy import load_file, save_file
+
+    folder = tmp_path / "nan-model"
+    shutil.copytree(tiny_model, folder)
+    tensors = load_file(folder / "model.safetensors")
+    key = next(k for k in tensors if k.endswith("attn.c_attn.weight"))
+    tensors[key] = tensors[key].copy()
+    tensors[key][0, 0] = np.nan
+    save_file(tensors, folder / "model.safetensors", metadata={"format": "pt"})
+    return folder
+
+
+MODEL_OUT = {
+    "nan-weight": (_nan_model, "hello world", "nan"),
+    "text-100k-chars": (lambda m, t: m, "hello " * 20_000, "characters"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MODEL_OUT))
+def test_model_out_never_writes_a_file_the_app_refuses(name, tiny_model, tmp_path, capsys):
+    from attention_explorer.cli import main
+
+    make, text, words = MODEL_OUT[name]
+    out = tmp_path / "out.json"
+    code = main(
+        ["model", "--model", str(make(tiny_model, tmp_path)), "--text", text, "--out", str(out)]
+    )
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and words in err.lower(), err
+    assert not out.exists() and not list(tmp_path.glob(".ae-*"))
