@@ -8,6 +8,7 @@ files the kill left are removed by the next export into the folder.
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -86,3 +87,39 @@ def test_a_kill_at_every_step_leaves_each_file_old_or_new(tmp_path):
             path.unlink()
         kill_at += 1
     assert killed >= 2 * len(old) and steps >= killed  # every move and link was a kill point
+
+
+def _dead_pid() -> int:
+    child = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    return int(child.stdout)
+
+
+def test_sweep_removes_only_leftovers_of_dead_processes(tmp_path):
+    from attention_explorer.output_policy import sweep_leftovers
+
+    dead = _dead_pid()
+    names = {
+        f".ae-{dead}-0123abcd.part": False,  # removed
+        f".ae-{dead}-0123abcd-3.part.csv": False,
+        f".ae-{dead}-0123abcd-3.old": False,
+        f".ae-{os.getpid()}-0123abcd.part": True,  # this process: kept
+        f".ae-{dead}-0123abcd.partial": True,  # not our pattern: kept
+        ".hidden.part": True,
+        "weights.csv": True,
+    }
+    for name in names:
+        (tmp_path / name).write_text("x")
+    removed = sweep_leftovers(tmp_path)
+    assert sorted(removed) == sorted(n for n, kept in names.items() if not kept)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(n for n, k in names.items() if k)
+
+
+def test_temporary_names_are_short_whatever_the_file_name(tmp_path):
+    import attention_explorer as ae
+
+    trace = ae.compute(ae.example("starter"))
+    path = ae.export(trace, tmp_path / ("w" * 250 + ".csv"), head=0)
+    assert path.name == "w" * 250 + ".csv" and path.is_file()
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]
