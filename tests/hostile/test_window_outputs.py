@@ -156,3 +156,34 @@ def test_a_huge_paste_is_refused_without_parsing(editor, size, monkeypatch):
     assert editor.paste(text) is False
     assert "characters" in editor.message() and "nothing changed" in editor.message()
     assert editor.session.data().inputs == before
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="planting devices and foreign links")
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_export_dialog_refuses_in_its_message_line(qtbot, tmp_path, name):
+    from PySide6.QtWidgets import QWidget
+
+    import attention_explorer as ae
+    from attention_explorer.ui.export_dialog import ExportDialog
+    from attention_explorer.ui.preferences import ViewPreferences
+
+    make, words = REFUSED[name]
+    path = make(tmp_path).rename(tmp_path / "w.csv") if name != "named-pipe" else None
+    path = path or _fifo_named(tmp_path, "w.csv")
+    before = snapshot(path)
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    trace = ae.compute(ae.example("starter"))
+    dialog = ExportDialog(parent, trace, ViewPreferences(), settings, "weights", 0)
+    dialog.format_box.setCurrentIndex(dialog.format_box.findData("csv"))
+    dialog.path_edit.setText(str(path))
+    assert dialog.export() is False
+    assert words in dialog.message.text() and "w.csv" in dialog.message.text()
+    assert snapshot(path) == before
+
+
+def _fifo_named(folder, name):
+    path = folder / name
+    os.mkfifo(path)
+    return path
