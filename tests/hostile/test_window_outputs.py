@@ -187,3 +187,17 @@ def _fifo_named(folder, name):
     path = folder / name
     os.mkfifo(path)
     return path
+
+
+def test_model_dock_refuses_a_10_million_character_text_before_reading(qtbot, tiny_model):
+    from attention_explorer.ui import model_loader
+
+    def never(_model):
+        raise AssertionError("the model was read")
+
+    loader = model_loader.ModelLoader()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(model_loader, "load_model", never)
+        with qtbot.waitSignal(loader.failed, timeout=20_000) as failed:
+            loader.load_overview(str(tiny_model), "a" * 10_000_000)
+    assert "10,000,000 characters" in failed.args[0] and "16 positions" in failed.args[0]
