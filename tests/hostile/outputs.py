@@ -14,6 +14,8 @@ import stat
 from pathlib import Path
 
 OLD = b"old content\n"
+#: A token that would clear the screen, turn the text red and ring the bell if printed raw.
+ESCAPE_TOKEN = "\x1b[2J\x1b[31mpwned\x07"
 FOREIGN_UID = 54321  # a user that is neither root nor the one running the tests
 
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import unicodedata
 
 import pytest
-from conftest import ESCAPE_TOKEN
 from hypothesis import given
 from hypothesis import strategies as st
+from outputs import ESCAPE_TOKEN
 
 import attention_explorer as ae
 from attention_explorer.cli import main
