@@ -30,6 +30,8 @@ API = (
     "show",
     "from_model",
     "model_attention",
+    "model_run",
+    "models",
 )
 
 __all__ = ["__version__", *API]
