@@ -32,6 +32,7 @@ API = (
     "model_attention",
     "model_run",
     "models",
+    "knockout_sweep",
 )
 
 __all__ = ["__version__", *API]

@@ -191,6 +191,16 @@ def models(folders=()):
     return available(folders)
 
 
+def knockout_sweep(model, text: str, measure="auto", **options):
+    """Knock out each head in turn: ``[layers, heads]``, the change in ``measure`` (the
+    log-probability of a target token, or the embedding's similarity); see
+    :func:`attention_explorer.models.sweep.knockout_sweep` for the options (target,
+    position, other, edits, dtype, progress, cancelled)."""
+    from attention_explorer.models.sweep import knockout_sweep as sweep
+
+    return sweep(model, text, measure, **options)
+
+
 def _need_display() -> None:
     """Pictures are drawn with Qt: make sure an application exists (offscreen if headless)."""
     from attention_explorer.export.qt_app import ensure_gui_app

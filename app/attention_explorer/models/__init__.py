@@ -10,19 +10,31 @@ from attention_explorer.models.errors import ModelError
 from attention_explorer.models.families import SUPPORTED_TEXT
 from attention_explorer.models.run import ModelRun, model_run
 from attention_explorer.models.source import resolve_model
+from attention_explorer.models.sweep import (
+    SweepCancelled,
+    SweepResult,
+    knockout_sweep,
+    run_sweep,
+    sweep_estimate,
+)
 
 __all__ = [
     "SUPPORTED_TEXT",
+    "SweepCancelled",
+    "SweepResult",
     "LoadedModel",
     "ModelEntry",
     "ModelError",
     "ModelRun",
     "from_model",
+    "knockout_sweep",
     "load_model",
     "model_attention",
     "model_run",
     "models",
     "resolve_model",
+    "run_sweep",
+    "sweep_estimate",
 ]
 
 
