@@ -81,7 +81,7 @@ class MainWindow(QMainWindow):
         self.walkthrough = WalkthroughPanel(s, live)
         self.controls = ControlsPanel(s, h)
         self.arithmetic = CellArithmetic(s, live)
-        self.model_panel = ModelPanel(self)
+        self.model_panel = ModelPanel(s, h, prefs)
         live.updated.connect(self.status.end_paint)
 
         left = QWidget()
@@ -196,6 +196,9 @@ class MainWindow(QMainWindow):
         self.stages.copy_requested.connect(self.copy_view)
         self.prefs.events.all.connect(lambda *_: self.prefs.save(self.settings))
         self.prefs.events.theme.connect(apply_theme)
+        self.model_panel.open_requested.connect(self.open_model_layer)
+        self.model_panel.status.connect(self.status.show)
+        self.document.replaced.connect(self.model_panel.document_replaced)
 
     # -- actions -----------------------------------------------------------------------------
     def show_error(self, text: str) -> None:
@@ -263,10 +266,19 @@ class MainWindow(QMainWindow):
         return True
 
     def open_model(self) -> bool:
-        """File > Open Model…: show the Model panel and ask for a model folder."""
+        """File > Open Model…: show the Model panel and load the model it names (the open
+        model session's), asking for a folder only when none is named."""
         self.model_dock.show()
         self.model_dock.raise_()
-        return self.model_panel.choose_folder()
+        return self.model_panel.open_or_choose()
+
+    def open_model_layer(self, data, head: int) -> bool:
+        """Open a model layer the Model panel built as the document, with ``head`` selected."""
+        if not self.document.maybe_save():
+            return False
+        self.document.replace(data)
+        self.model_panel.opened(data, head)
+        return True
 
     def edit_typed_matrix(self, name: str) -> bool:
         """Bring Q, K or V into the editor, offering direct mode first in projection mode."""

@@ -32,9 +32,20 @@ def changed_box(old: np.ndarray | None, new: np.ndarray) -> tuple[int, int, int,
     )
 
 
+#: How far past the middle half of the values the tints still reach, in interquartile ranges.
+TINT_FENCE = 3.0
+
+
 def value_range(array: np.ndarray | None) -> tuple[float, float] | None:
-    """(lowest, highest) of ``array``: the scale the editor's tints are drawn on (None when
-    empty or unset)."""
+    """(lowest, highest) of the scale the editor's tints are drawn on (None when empty or
+    unset): the values' range, without the outliers past ``TINT_FENCE`` interquartile ranges
+    of the middle half. One cell typed far out (a 5 among weights of 0.05) then shows at the
+    end of the scale while the other cells keep their colours."""
     if array is None or np.size(array) == 0:
         return None
-    return float(np.min(array)), float(np.max(array))
+    values = np.asarray(array, dtype=np.float64).ravel()  # [size]
+    low, high = float(np.min(values)), float(np.max(values))
+    q1, q3 = (float(q) for q in np.percentile(values, [25.0, 75.0]))
+    spread = TINT_FENCE * (q3 - q1)
+    fenced = max(low, q1 - spread), min(high, q3 + spread)
+    return fenced if fenced[1] > fenced[0] else (low, high)

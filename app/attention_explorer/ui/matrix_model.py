@@ -324,12 +324,11 @@ class MatrixModel(QAbstractTableModel):
 
     def _tint_table(self) -> np.ndarray:
         if self._tints is None:
-            full = self.full_array()
             values = self._slice()
-            if values.size == 0 or full is None:
+            if values.size == 0 or self._tint_range is None:
                 self._tints = np.zeros((*values.shape, 3), dtype=np.uint8)
             else:
-                low, high = float(np.min(full)), float(np.max(full))  # same scale for every head
+                low, high = self._tint_range  # same scale for every head, outliers left out
                 span = high - low
                 scaled = (values - low) / span if span > 0 else np.full(values.shape, 0.5)
                 # a 256-entry table and one index pass: ColorMap.map interpolated each channel

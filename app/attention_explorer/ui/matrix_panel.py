@@ -9,7 +9,7 @@ editor's model refreshes its own numbers.
 from __future__ import annotations
 
 from PySide6.QtCore import QSignalBlocker, Signal
-from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QTabWidget, QVBoxLayout, QWidget
 
 from attention_explorer.session.history import History
 from attention_explorer.session.model import Session
@@ -173,7 +173,8 @@ class MatrixPanel(QWidget):
         pages = QTabWidget(self)
         pages.setDocumentMode(True)
         pages.setTabPosition(QTabWidget.TabPosition.South)
-        kind = "kv head" if name in ("K", "V") else "head"
+        # "kv head" only where query heads share K and V (grouped-query attention)
+        kind = "kv head" if name in ("K", "V") and self.session.config.grouped else "head"
         for head in range(heads):
             pages.addTab(self._make_editor(name, head), f"{kind} {head}")
         pages.currentChanged.connect(lambda index, n=name: self._on_head_tab_changed(n, index))
@@ -184,24 +185,47 @@ class MatrixPanel(QWidget):
         model = MatrixModel(self.session, self.history, self.prefs, name, head)
         editor = MatrixEditor(model, self)
         editor.model().input_error.connect(self.input_error)
+        if name in ("W_Q", "W_K", "W_V"):  # scrolled to the head once laid out (a range)
+            bar = editor.table.horizontalScrollBar()
+            bar.rangeChanged.connect(
+                lambda *_r, e=editor, n=name, b=bar: (
+                    b.value() == 0 and self._scroll_editor(e, n, self.session.selected_head)
+                )
+            )
         self._editors[(name, head)] = editor
         return editor
 
     # -- following the selected head -----------------------------------------------------
-    def _kv_group(self) -> int:
-        config = self.session.config
-        return max(1, config.heads // max(1, config.n_kv_heads))
-
     def _on_selected_head_changed(self, *_args: object) -> None:
         head = self.session.selected_head
         for name, pages in self._head_tabs.items():
-            index = head if name == "Q" else head // self._kv_group()
+            index = head if name == "Q" else self.session.config.kv_head_of(head)
             if 0 <= index < pages.count() and pages.currentIndex() != index:
                 with QSignalBlocker(pages):
                     pages.setCurrentIndex(index)
+        self._scroll_to_head_columns(head)
+
+    def _scroll_to_head_columns(self, head: int) -> None:
+        """Bring the selected head's columns of W_Q (its kv head's of W_K, W_V) to the left
+        edge of their editors: with many heads they are far off to the right otherwise."""
+        for name in ("W_Q", "W_K", "W_V"):
+            editor = self._editors.get((name, None))
+            if editor is not None:
+                self._scroll_editor(editor, name, head)
+
+    def _scroll_editor(self, editor: MatrixEditor, name: str, head: int) -> None:
+        config = self.session.config
+        width = config.value_dim if name == "W_V" else config.head_dim
+        column = (head if name == "W_Q" else head // self._kv_group()) * width
+        table = editor.table
+        if not 0 <= column < table.model().columnCount():
+            return
+        bar, header = table.horizontalScrollBar(), table.horizontalHeader()
+        per_pixel = table.horizontalScrollMode() == QAbstractItemView.ScrollMode.ScrollPerPixel
+        bar.setValue(header.sectionPosition(column) if per_pixel else column)
 
     def _on_head_tab_changed(self, name: str, index: int) -> None:
-        head = index if name == "Q" else index * self._kv_group()
+        head = index if name == "Q" else index * self.session.config.kv_group
         if 0 <= head < self.session.config.heads and head != self.session.selected_head:
             with self.history.transaction(f"Select head {head}"):
                 self.session.selected_head = head

@@ -1,14 +1,18 @@
 """ModelPanel: a real model's attention in the window — the model, the text, a layer picker,
 the layers x heads overview, and the way back to the model's own numbers.
 
-Clicking a map opens that layer as the explorer's session (every stage, editable) with that
-head selected. Once the numbers are edited the panel says "Edited from layer L of MODEL" and
-"Back to the model's numbers" restores them (one undo step).
+Clicking a map asks the window (``open_requested``) to open that layer as the explorer's
+session (every stage, editable) with that head selected. Once the numbers are edited the
+panel says "Edited from layer L of MODEL" and "Back to the model's numbers" restores them (one
+undo step). The panel follows the open session: a model session (opened from a file, say)
+fills in its model, text and layer.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject, Qt
+from pathlib import Path
+
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtWidgets import (
     QFileDialog,
     QFormLayout,
@@ -23,9 +27,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attention_explorer.session import SessionData
+from attention_explorer.session import History, Session, SessionData
 from attention_explorer.ui.model_loader import ModelLoader
 from attention_explorer.ui.model_overview import ModelOverview
+from attention_explorer.ui.preferences import ViewPreferences
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 DEFAULT_TEXT = "The cat sat on the mat because it was tired."
@@ -38,18 +43,40 @@ def _plain_label(text: str = "") -> QLabel:
     return label
 
 
-class ModelPanel(QWidget):
-    """The Model dock of ``window`` (a MainWindow: its session, history and document)."""
+def model_info(data: SessionData) -> dict:
+    """The ``experiment["model"]`` record of a model session (name, folder, text, layer), or
+    an empty dict for any other session."""
+    experiment = data.experiment if isinstance(data.experiment, dict) else {}
+    info = experiment.get("model")
+    return info if isinstance(info, dict) else {}
 
-    def __init__(self, window, parent: QWidget | None = None):
+
+class ModelPanel(QWidget):
+    """The Model dock, over ``session`` and ``history`` (as the other panels).
+
+    Signals: ``open_requested(session_data, head)`` when the learner opens a layer (the window
+    replaces its document, then calls :meth:`opened`); ``status(text, msecs)`` for the status
+    bar. The window calls :meth:`document_replaced` whenever another document opens.
+    """
+
+    open_requested = Signal(object, int)
+    status = Signal(str, int)
+
+    def __init__(
+        self,
+        session: Session,
+        history: History,
+        prefs: ViewPreferences,
+        parent: QWidget | None = None,
+    ):
         super().__init__(parent)
-        self.window = window
+        self.session, self.history, self.prefs = session, history, prefs
         self.loader = ModelLoader(self)
         self.loaded = None  # LoadedModel of the overview
         self.text = ""  # the text the overview was computed on
         self.origin: SessionData | None = None  # the model's numbers of the open layer
-        self._opening = False
         self._pending_text = ""
+        self._wanted_layer = 0  # the open model session's layer, framed after a Load
         self._token_buttons: list[QPushButton] = []
         self._build()
         self._connect()
@@ -79,7 +106,7 @@ class ModelPanel(QWidget):
         tokens_scroll.setWidget(self.tokens_row)
         tokens_scroll.setWidgetResizable(True)
         tokens_scroll.setFixedHeight(44)
-        self.overview = ModelOverview(self.window.prefs.colormap)
+        self.overview = ModelOverview(self.prefs.colormap)
         self.origin_label = _plain_label()
         self.back_button = QPushButton("Back to the model's numbers")
         self.back_button.setVisible(False)
@@ -116,7 +143,7 @@ class ModelPanel(QWidget):
         self.model_edit.returnPressed.connect(lambda: self.load())
         self.layer_spin.valueChanged.connect(self.overview.set_layer)
         self.open_button.clicked.connect(
-            lambda: self.open_head(self.layer_spin.value(), self.window.session.selected_head)
+            lambda: self.open_head(self.layer_spin.value(), self.session.selected_head)
         )
         self.overview.head_clicked.connect(self.open_head)
         self.overview.row_hovered.connect(self._on_row_hovered)
@@ -126,9 +153,8 @@ class ModelPanel(QWidget):
         self.loader.failed.connect(self._on_failed)
         self.loader.overview_ready.connect(self._on_overview)
         self.loader.layer_ready.connect(self._on_layer)
-        self.window.history.changed.connect(self._update_origin)
-        self.window.document.replaced.connect(self._on_document_replaced)
-        self.window.prefs.events.colormap.connect(self.overview.set_colormap)
+        self.history.changed.connect(self._update_origin)
+        self.prefs.events.colormap.connect(self.overview.set_colormap)
 
     # -- actions ----------------------------------------------------------------------------
     def choose_folder(self) -> bool:
@@ -141,6 +167,24 @@ class ModelPanel(QWidget):
         self.model_edit.setText(folder)
         self.load()
         return True
+
+    def open_or_choose(self) -> bool:
+        """File > Open Model…: load the model named in the panel (the open model session's,
+        or the one typed), or ask for a folder when no model is named."""
+        if not self.model_edit.text().strip():
+            return self.choose_folder()
+        if not self.is_loaded():
+            self.load()
+        self.text_edit.setFocus()
+        return True
+
+    def is_loaded(self) -> bool:
+        """True when the overview shows the model and text named in the panel."""
+        return (
+            self.loaded is not None
+            and self.text == self.text_edit.text()
+            and self.model_edit.text().strip() in (self.loaded.name, str(self.loaded.folder))
+        )
 
     def load(self) -> None:
         """Read the model and compute every layer on the text, off the UI thread."""
@@ -160,15 +204,15 @@ class ModelPanel(QWidget):
         if self.origin is None:
             return
         data = self.origin
-        with self.window.history.transaction("Back to the model's numbers"):
-            self.window.session.update(tokens=data.tokens, config=data.config, inputs=data.inputs)
-        self.window.status.show("The model's own numbers are back")
+        with self.history.transaction("Back to the model's numbers"):
+            self.session.update(tokens=data.tokens, config=data.config, inputs=data.inputs)
+        self.status.emit("The model's own numbers are back", 8000)
 
     def is_edited(self) -> bool:
         """True when the open session's numbers differ from the model's."""
         if self.origin is None:
             return False
-        now, was = self.window.session.data(), self.origin
+        now, was = self.session.data(), self.origin
         return (now.tokens, now.config) != (was.tokens, was.config) or now.inputs != was.inputs
 
     # -- reactions --------------------------------------------------------------------------
@@ -184,7 +228,7 @@ class ModelPanel(QWidget):
 
     def _on_failed(self, message: str) -> None:
         self.message.setText(message)
-        self.window.status.show(message, 15000)
+        self.status.emit(message, 15000)
 
     def _on_overview(self, loaded, weights, tokens) -> None:
         self.loaded, self.text = loaded, self._pending_text
@@ -192,6 +236,7 @@ class ModelPanel(QWidget):
         layers, heads, n = weights.shape[:3]
         self.layer_spin.setRange(0, layers - 1)
         self.layer_spin.setEnabled(True)
+        self.layer_spin.setValue(min(self._wanted_layer, layers - 1))
         self.open_button.setEnabled(True)
         self._set_tokens(tokens)
         self.message.setText(
@@ -200,22 +245,33 @@ class ModelPanel(QWidget):
         )
 
     def _on_layer(self, data: SessionData, head: int) -> None:
-        if not self.window.document.maybe_save():
-            return
-        self._opening = True
-        try:
-            self.window.document.replace(data)
-        finally:
-            self._opening = False
-        self.window.session.selected_head = head
+        self.open_requested.emit(data, head)
+
+    def opened(self, data: SessionData, head: int) -> None:
+        """The window opened ``data`` (a layer this panel built): its numbers are the model's."""
+        self.session.selected_head = head
         self.origin = data
         self._update_origin()
         self.message.setText(f"Opened {data.name}, head {head}: every stage is editable.")
 
-    def _on_document_replaced(self) -> None:
-        if not self._opening:  # another file or example: its numbers are not the model's
-            self.origin = None
-            self._update_origin()
+    def document_replaced(self) -> None:
+        """Another document is open: its numbers are not (known to be) the model's. A model
+        session names its model, text and layer: the panel takes them up, so Load (or
+        File > Open Model…) shows that text."""
+        self.origin = None
+        self._update_origin()
+        info = model_info(self.session.data())
+        if not info:
+            return
+        folder, name = str(info.get("folder") or ""), str(info.get("name") or "")
+        model = folder if folder and Path(folder).is_dir() else name
+        if model:
+            self.model_edit.setText(model)
+        if isinstance(info.get("text"), str):
+            self.text_edit.setText(info["text"])
+        if isinstance(info.get("layer"), int):
+            self._wanted_layer = info["layer"]  # framed once the overview is loaded
+            self.layer_spin.setValue(info["layer"])
 
     def _update_origin(self, *_args) -> None:
         if self.origin is None:
