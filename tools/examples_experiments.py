@@ -1,13 +1,18 @@
-"""Experiments: why scale (seed 003, seed 000 §2.6), masks (seed 001 §6), and the
-checkpoints (seed 000 part 6)."""
+"""Experiments: why scale ("Self-attention mechanism explained", and 2.6 of "How Transformers
+Think"), masks (section 6 of "The Heart of Transformers") and the checkpoints (part 6 of "How
+Transformers Think")."""
 
 from __future__ import annotations
 
 import numpy as np
 from example_kit import (
     CHECKPOINTS,
+    EXPLAINED,
+    FIRST_PRINCIPLES,
+    HEART,
     MASKS,
     WHY_SCALE,
+    cite,
     doc,
     f64,
     note,
@@ -17,12 +22,13 @@ from example_kit import (
 )
 from examples_basic import K3, Q3, V3
 
-# -- seed 003 and seed 000 §2.6: why scale -----------------------------------------------------
+# -- Self-attention mechanism explained, and How Transformers Think 2.6: why scale -----------------
 SAT = ["the", "cat", "sat", "on", "a", "mat"]
 
 
 def why_scale(scaled: bool) -> dict:
-    """Seed 003: one 64-number query against six keys, np.random.seed(0)."""
+    """Self-attention mechanism explained: one 64-number query against six keys,
+    np.random.seed(0)."""
     rs = np.random.RandomState(0)  # the tutorial's legacy stream
     q = rs.randn(64)  # [d_k]
     k = rs.randn(6, 64)  # [m, d_k]
@@ -36,7 +42,7 @@ def why_scale(scaled: bool) -> dict:
         ),
         group=WHY_SCALE,
         order=100 if not scaled else 110,
-        source="seed 003, 'What would happen if we didn't divide it?'",
+        source=cite(EXPLAINED, "“What would happen if we didn't divide it?”"),
         description=(
             (
                 "One 64-number query against six keys, its scores divided by sqrt(64) = 8 "
@@ -82,7 +88,7 @@ def why_scale(scaled: bool) -> dict:
 
 
 def scale_pair(dk: int) -> dict:
-    """Seed 000 §2.6: score 8 at d_k = 4 and score 32 at d_k = 64 both scale to 4."""
+    """How Transformers Think, 2.6: score 8 at d_k = 4 and score 32 at d_k = 64 both scale to 4."""
     if dk == 4:
         q = [2, 2, 2, 2]
         keys = [[1, 1, 1, 1], [1, 1, 0, 0], [1, -1, 1, -1]]  # scores 8, 4, 0
@@ -96,7 +102,7 @@ def scale_pair(dk: int) -> dict:
         title=f"Score {top:g} at d_k = {dk}: scaled it becomes 4",
         group=WHY_SCALE,
         order=120 if dk == 4 else 130,
-        source="seed 000, section 2.6",
+        source=cite(FIRST_PRINCIPLES, "2.6 Why divide by √d_k?"),
         description=(
             f"One query against three keys in {dk} dimensions, with raw scores {top:g}, "
             f"{top / 2:g} and 0. Divided by sqrt({dk}) = {dk**0.5:g} they become 4, 2 and 0, "
@@ -117,15 +123,16 @@ def scale_pair(dk: int) -> dict:
     return d
 
 
-# -- seed 001, section 6: masks ----------------------------------------------------------------
+# -- The Heart of Transformers, section 6: masks ---------------------------------------------------
 def causal_mask() -> dict:
-    """Seed 001 §6 with §4's numbers: a causal mask hides the keys above the diagonal."""
+    """The Heart of Transformers, section 6 with section 4's numbers: a causal mask hides the keys
+    above the diagonal."""
     return doc(
         "causal-mask",
         title="Causal mask on the three-token example",
         group=MASKS,
         order=140,
-        source="seed 001, section 6",
+        source=cite(HEART, "6. Causal Masking and Padding Masks"),
         description=(
             "The three tokens of the d_k = 2 example, now as a decoder sees them: each token "
             "may look at itself and earlier tokens only. The hidden scores become -inf, "
@@ -141,7 +148,8 @@ def causal_mask() -> dict:
 
 
 def padding_mask() -> dict:
-    """Seed 001 §6: a padding mask hides a pad token added only for batching."""
+    """The Heart of Transformers, section 6: a padding mask hides a pad token added only for
+    batching."""
     pad_q = Q3 + [[0, 0]]
     pad_k = K3 + [[0, 0]]
     pad_v = V3 + [[0, 0]]
@@ -150,7 +158,7 @@ def padding_mask() -> dict:
         title="Padding mask: a <pad> token nobody may attend to",
         group=MASKS,
         order=150,
-        source="seed 001, section 6",
+        source=cite(HEART, "6. Causal Masking and Padding Masks"),
         description=(
             "The three-token example with a fourth, artificial <pad> token (all zeros) added "
             "to fill a batch. The padding mask hides it as a key from every query, so the "
@@ -168,7 +176,25 @@ def padding_mask() -> dict:
     )
 
 
-# -- seed 000, part 6: checkpoint experiments ---------------------------------------------------
+#: The questions of "How Transformers Think", part 6, by checkpoint number.
+CHECKPOINT_QUESTIONS = {
+    1: "What happens if two tokens have nearly identical keys?",
+    2: "What happens if one score in a row becomes much larger than the rest?",
+    5: "What happens if all scores in one row are equal?",
+    7: "What happens when a mask blocks a token?",
+    9: "What happens if two tokens have identical embeddings and there is no positional "
+    "information?",
+    11: "What happens if a query vector is close to zero?",
+}
+
+
+def _checkpoint(number: int) -> str:
+    """Where a checkpoint experiment comes from: the tutorial, its part 6, the question."""
+    question = CHECKPOINT_QUESTIONS[number]
+    return cite(FIRST_PRINCIPLES, f"Part 6, Checkpoint {number}: {question}")
+
+
+# -- How Transformers Think, part 6: checkpoint experiments ----------------------------------------
 def checkpoint(key, order, title, description, question, expect, tokens, Q, K, V, **kw):
     """A small direct-mode self-attention example for one checkpoint question."""
     cfg = {"heads": 1, "d_model": len(V[0])}
@@ -189,8 +215,8 @@ def checkpoint(key, order, title, description, question, expect, tokens, Q, K, V
 
 
 def checkpoints() -> list[dict]:
-    """Seed 000 part 6, checkpoints 1, 2, 5, 7 and 11 (9 and 10 have their own builders)."""
-    src = "seed 000, part 6, checkpoint "
+    """How Transformers Think, part 6, checkpoints 1, 2, 5, 7 and 11 (9 and 10 have their own
+    builders)."""
     return [
         checkpoint(
             "checkpoint-similar-keys",
@@ -203,7 +229,7 @@ def checkpoints() -> list[dict]:
             Q=[[2, 1], [0.5, 1.5], [-1, 2], [1, -1]],
             K=[[1.0, 0.2], [1.02, 0.19], [-0.5, 1.0], [0.1, -0.8]],
             V=[[1, 0], [0, 1], [2, 2], [-1, 1]],
-            source=src + "1",
+            source=_checkpoint(1),
         ),
         checkpoint(
             "checkpoint-dominant-score",
@@ -217,7 +243,7 @@ def checkpoints() -> list[dict]:
             Q=[[6, 0], [1, 1], [0, 1], [1, 0]],
             K=[[0.2, 0.1], [2, 0], [0.1, 0.3], [-0.2, 0.4]],
             V=[[0, 0], [1, 2], [3, -1], [-2, 1]],
-            source=src + "2",
+            source=_checkpoint(2),
             try_={"temperature": 5.0},
             focus=(0, 1),
         ),
@@ -232,7 +258,7 @@ def checkpoints() -> list[dict]:
             Q=[[0, 1.5], [1, 0], [-1, 1], [2, 1]],
             K=[[1, 1], [2, 1], [-1, 1], [0.5, 1]],
             V=[[4, 0], [0, 4], [2, 2], [-2, 2]],
-            source=src + "5",
+            source=_checkpoint(5),
             focus=(0, 0),
         ),
         checkpoint(
@@ -247,7 +273,7 @@ def checkpoints() -> list[dict]:
             Q=[[1, 1], [1, 0], [0, 1], [1, 2]],
             K=[[0.5, 0], [0, 0.5], [2, 2], [0.3, 0.3]],
             V=[[1, 0], [0, 1], [5, 5], [1, 1]],
-            source=src + "7",
+            source=_checkpoint(7),
             config={"mask": "padding", "padded_keys": [2]},
             try_={"mask": "none"},
         ),
@@ -263,7 +289,7 @@ def checkpoints() -> list[dict]:
             Q=[[0.01, -0.02], [2, 0], [0, 2], [1, 1]],
             K=[[1, 0], [0, 1], [1, 1], [-1, 0.5]],
             V=[[1, 0], [0, 1], [1, 1], [-1, 0]],
-            source=src + "11",
+            source=_checkpoint(11),
             try_={"temperature": 0.01},
             focus=(0, 0),
         ),
@@ -271,7 +297,7 @@ def checkpoints() -> list[dict]:
 
 
 def identical_embeddings() -> dict:
-    """Seed 000 checkpoint 9: a repeated word, projection mode, no positions."""
+    """How Transformers Think, checkpoint 9: a repeated word, projection mode, no positions."""
     rng = np.random.default_rng(9)
     words = {w: np.round(rng.normal(size=4), 2) for w in ("the", "cat", "chased", "dog")}
     tokens = ["the", "cat", "chased", "the", "dog"]
@@ -282,7 +308,7 @@ def identical_embeddings() -> dict:
         title="The same word twice, with no positional information",
         group=CHECKPOINTS,
         order=165,
-        source="seed 000, part 6, checkpoint 9",
+        source=_checkpoint(9),
         description=(
             "'the' appears at positions 0 and 3 with the same embedding. Nothing tells the "
             "two apart: no positional encoding is added before the projections."

@@ -1,10 +1,12 @@
-"""Tutorial examples from seed 004: "I love pizza", and decoder attention over h1..h4."""
+"""Tutorial examples from "Attention 101": "I love pizza", and decoder attention over h1..h4."""
 
 from __future__ import annotations
 
 import numpy as np
 from example_kit import (
+    ATTENTION_101,
     TUTORIAL,
+    cite,
     doc,
     note,
     num,
@@ -12,18 +14,18 @@ from example_kit import (
     vec,
 )
 
-# -- seed 004: "I love pizza" ----------------------------------------------------------------
+# -- Attention 101: "I love pizza" -------------------------------------------------------------
 PIZZA = [[1, 0], [2, 1], [0, 2]]
 
 
 def pizza_single() -> dict:
-    """Seed 004: single head, Q = K = V = the embeddings, softmax of raw scores."""
+    """Attention 101: single head, Q = K = V = the embeddings, softmax of raw scores."""
     d = doc(
         "i-love-pizza",
         title="I love pizza: one head with Q = K = V = the embeddings",
         group=TUTORIAL,
         order=40,
-        source="seed 004, single-head attention",
+        source=cite(ATTENTION_101, "Single-Head-Self-Attention, “I love pizza”"),
         description=(
             "Three 2-number embeddings used directly as queries, keys and values. The "
             "tutorial follows 'love': scores 2, 5, 2 and a softmax taken on those raw scores, "
@@ -51,7 +53,7 @@ def pizza_single() -> dict:
 
 
 def pizza_two_heads() -> dict:
-    """Seed 004: two heads, each with its own q, k, v for the query 'love'."""
+    """Attention 101: two heads, each with its own q, k, v for the query 'love'."""
     q = [[[1, 1]], [[1, 3]]]  # [h, 1, 2]: only the query of "love" is given
     k = [[[1, 1], [1, 2], [0, 1]], [[0, 1], [1, 1], [1, 3]]]  # [h, 3, 2]
     v = [[[1, 0], [2, 1], [0, 1]], [[1, 1], [2, 0], [5, 5]]]  # [h, 3, 2]
@@ -60,7 +62,7 @@ def pizza_two_heads() -> dict:
         title="I love pizza: two heads, then the concatenation",
         group=TUTORIAL,
         order=50,
-        source="seed 004, multi-head attention",
+        source=cite(ATTENTION_101, "Multi-Head-Self-Attention, “I love pizza”"),
         description=(
             "Each of two heads has its own query for 'love' and its own keys and values for "
             "I, love and pizza. The tutorial's head 1 (head 0 here: the app counts from 0) leans "
@@ -94,7 +96,7 @@ def pizza_two_heads() -> dict:
 
 
 def pizza_supposed_scores() -> dict:
-    """Seed 004's self-attention steps: score rows that the tutorial supposes, not computes."""
+    """Attention 101's self-attention steps: score rows that the tutorial supposes, not computes."""
     rows = [[2, 8, 4], [5, 2, 9]]
     eye = np.eye(3).tolist()
     d = doc(
@@ -102,7 +104,7 @@ def pizza_supposed_scores() -> dict:
         title="I love pizza: the supposed score rows [2, 8, 4] and [5, 2, 9]",
         group=TUTORIAL,
         order=60,
-        source="seed 004, self-attention",
+        source=cite(ATTENTION_101, "Single-Head-Self-Attention, the supposed scores"),
         description=(
             "The tutorial's self-attention walk-through supposes scores for 'I' (2, 8, 4) and "
             "for 'love' (5, 2, 9) without giving vectors. Here each key is a one-hot marker, "
@@ -131,7 +133,7 @@ def pizza_supposed_scores() -> dict:
     return d
 
 
-# -- seed 004: decoder attention over encoder states h1..h4 -----------------------------------
+# -- Attention 101: decoder attention over encoder states h1..h4 -----------------------------------
 H = [[1, 1], [3, 2], [2, 4], [1, 5]]
 H_NAMES = ["h1 (हम)", "h2 (बाजार)", "h3 (गये)", "h4 (थे)"]
 HINDI_STEPS = {  # step: (tutorial's scores, tutorial's softmax)
@@ -142,13 +144,13 @@ HINDI_STEPS = {  # step: (tutorial's scores, tutorial's softmax)
 
 
 def hindi_decoder() -> dict:
-    """Seed 004: the decoder states s1, s2 as queries against the encoder states."""
+    """Attention 101: the decoder states s1, s2 as queries against the encoder states."""
     d = doc(
         "hindi-decoder",
         title="Decoder attention over encoder states h1..h4 (Hindi to English)",
         group=TUTORIAL,
         order=70,
-        source="seed 004, attention example",
+        source=cite(ATTENTION_101, "Attention example 1 (हम बाजार गये थे)"),
         description=(
             "A decoder translating 'हम बाजार गये थे' asks which encoder state matters for "
             "each English word. Its states s1 = [2, 1] and s2 = [4, 2] are the queries; the "
@@ -185,14 +187,14 @@ def hindi_decoder() -> dict:
 
 
 def hindi_supposed() -> dict:
-    """Seed 004: the tutorial's score rows for steps 1-3, with one-hot keys and V = h."""
+    """Attention 101: the tutorial's score rows for steps 1-3, with one-hot keys and V = h."""
     rows = [HINDI_STEPS[k][0] for k in (1, 2, 3)]
     d = doc(
         "hindi-decoder-supposed-scores",
         title="Decoder steps 1-3 with the tutorial's own score rows",
         group=TUTORIAL,
         order=80,
-        source="seed 004, attention example",
+        source=cite(ATTENTION_101, "Attention example 1 (हम बाजार गये थे)"),
         description=(
             "Later decoder steps in the tutorial give score rows without a decoder state. To "
             "reproduce them, each key here is a one-hot marker, so each score is just a "

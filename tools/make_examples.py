@@ -52,6 +52,10 @@ def build_all() -> list[dict]:
         basic.minilm_it_cat(),
     ]
     for d in docs:
+        source = d["experiment"].get("source")
+        if source:  # the tutorial and section, named where the learner reads the notes
+            text = f"From the tutorial {source}. The notes below give its values beside ours."
+            d["notes"].insert(0, {"title": "Where this example comes from", "text": text})
         if not d["notes"]:
             del d["notes"]
         trace_of(d)  # every example must load, validate and compute

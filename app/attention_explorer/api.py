@@ -21,6 +21,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from attention_explorer import api_checks as check
 from attention_explorer.engine import CellExplanation, Trace
 from attention_explorer.run import compute_session
 from attention_explorer.session.document import SessionData
@@ -36,14 +37,15 @@ def load(path: str | os.PathLike) -> SessionData:
     """Read a session file; SessionFileError (one line, naming the field) if it is invalid."""
     from attention_explorer.session.file_format import load_session
 
-    return load_session(path)
+    return load_session(check.path("ae.load", path))
 
 
 def save(session, path: str | os.PathLike) -> Path:
     """Write ``session`` (SessionData or Session) to ``path`` as a session file; return the path."""
     from attention_explorer.session.file_format import save_session
 
-    return save_session(path, _data(session))
+    data = check.session_data("ae.save", session)
+    return save_session(check.path("ae.save", path), data)
 
 
 def examples() -> list[ExampleInfo]:
@@ -77,7 +79,10 @@ def resize(
     AttentionInputError naming the size and what would fit.
     """
     from attention_explorer.session import resize as sizes
+    from attention_explorer.session.size_guard import check_resize
 
+    given = dict(tokens=tokens, kv_tokens=kv_tokens, heads=heads, d_model=d_model, d_k=d_k)
+    check_resize(check.session_data("ae.resize", session), **given, kv_heads=kv_heads)
     data = sizes.resize(
         _data(session), tokens=tokens, heads=heads, d_model=d_model, d_k=d_k, kv_heads=kv_heads
     )
@@ -103,8 +108,10 @@ def compute(
     (what the window uses) keeps a sequence longer than 512 at display resolution
     (``trace.preview("weights")``); its square stages then compute the rows you index.
     """
+    check.whole("ae.compute", "preview", preview)
+    data = check.session_data("ae.compute", session)
     return compute_session(
-        _data(session), backend, device, dtype, heads=heads, stages=stages, preview=preview
+        data, backend, device, dtype, heads=heads, stages=stages, preview=preview
     )
 
 
@@ -117,6 +124,9 @@ def explain(
     """
     from attention_explorer.engine import explain as explain_cell
 
+    check.trace("ae.explain", trace)
+    for name, value in (("head", head), ("i", i), ("j", j), ("max_terms", max_terms)):
+        check.whole("ae.explain", name, value, optional=False)
     if not trace.has(stage):
         raise KeyError(f"stage {stage!r} is not part of this trace")
     trace.head_index(head)  # KeyError naming the computed heads
@@ -141,6 +151,8 @@ def export(
     """
     from attention_explorer.export import export_heads_grid, export_stage, export_trace_npz
 
+    check.trace("ae.export", trace)
+    check.path("ae.export", path)
     suffix = (fmt or Path(path).suffix.lstrip(".")).lower()
     if suffix == "npz":
         return export_trace_npz(trace, path)
@@ -157,7 +169,10 @@ def from_model(model, text: str, layer: int = 0, backend="numpy") -> SessionData
     editable projection session that reproduces the model's attention; see
     :func:`attention_explorer.models.from_model`. Needs the ``model`` extra."""
     from attention_explorer.models import from_model as load_layer
+    from attention_explorer.models.text_limits import check_text_length
 
+    check_text_length(model, check.text("ae.from_model", text))  # before tokenizing
+    check.whole("ae.from_model", "layer", layer, optional=False)
     return load_layer(model, text, layer=layer, backend=backend)
 
 
@@ -165,7 +180,9 @@ def model_attention(model, text: str, backend="numpy"):
     """Every layer's attention weights ``[layers, heads, n, n]`` (numpy) and the tokens, as
     BertViz users know them; see :func:`attention_explorer.models.model_attention`."""
     from attention_explorer.models import model_attention as all_layers
+    from attention_explorer.models.text_limits import check_text_length
 
+    check_text_length(model, check.text("ae.model_attention", text))  # before tokenizing
     return all_layers(model, text, backend=backend)
 
 
@@ -184,4 +201,5 @@ def show(session=None, block: bool = True):
     """
     from attention_explorer.ui.show import show_window
 
-    return show_window(None if session is None else _data(session), block=block)
+    data = None if session is None else check.session_data("ae.show", session)
+    return show_window(data, block=block)

@@ -20,7 +20,8 @@ tracemalloc, so torch cpu shows ``n/a``; cuda shows ``torch.cuda.max_memory_allo
 A second set of rows times "one head, weights only" (``compute(..., heads=[0],
 stages={"weights"})``) at the largest n against a reference computing just that head's
 weights; the goal there is under 100 ms on torch cpu. The goal everywhere is engine /
-reference <= 1.2. Timings are printed, never asserted.
+reference <= 1.2. Timings are printed, never asserted. The last line calibrates the machine
+(:mod:`attention_explorer.calibration`): compare runs on different machines by it.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attention_explorer.calibration import calibration_line
 from attention_explorer.engine import AttentionConfig, AttentionInputs, Backend
 from attention_explorer.engine.backend import torch_installed
 from attention_explorer.run import compute_session
@@ -357,6 +359,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         row = measure(one_head_n, backend, args.quick, one_head=True, memory=not args.no_memory)
         rows.append(format_row(row))
     print(format_table(rows))
+    print(calibration_line())  # runs on other machines compare by it
     return 0
 
 

@@ -55,7 +55,9 @@ Timings are printed, never asserted. The last line is
 -1 for a size not measured; peak is the process's peak resident memory while n = 4096 was
 measured: on Linux the peak is reset before each case, so the transient peaks of earlier
 cases do not count, while everything they left resident does; elsewhere it is the process's
-peak so far), so runs can be compared. The window itself is driven by :mod:`.bench_gui_window`.
+peak so far), so runs can be compared; the line before it calibrates the machine
+(:mod:`attention_explorer.calibration`), for runs on different machines. The window itself
+is driven by :mod:`.bench_gui_window`.
 """
 
 from __future__ import annotations
@@ -72,6 +74,7 @@ from attention_explorer.bench_gui_window import (
     WindowBench,
     application,
 )
+from attention_explorer.calibration import calibration_line
 
 #: (n, h, d_model) of the latency table; the smallest mirrors the starter session's widths.
 LATENCY_CASES = ((8, 2, 8), (64, 8, 64), (512, 8, 64))
@@ -289,6 +292,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"largest n repainting within 100 ms (median): {max(within) if within else 'none'}")
     if skipped:
         print(f"skipped (a smaller n took over {SKIP_AFTER_S:.0f} s): {skipped}")
+    print(calibration_line())  # beside the summary: runs on other machines compare by it
     print(summary_line(results, max(within) if within else 0, peak_mb))
     return 0
 

@@ -17,13 +17,21 @@ Value kinds decide colour levels:
 Shrink rules (a long sequence shown at display resolution): ``max`` keeps a single peak
 visible (weights, mask); ``mean`` averages blocks (everything else).
 
+Where a stage appears and how it is described is data here too: its panel ``group`` (the
+foldable ``inputs``, the ``attention`` core, the ``combine`` step; None: no view of its own),
+the rule that says ``when`` it is shown, its arrow ``caption`` (and the ``caption_rule`` that
+fills in a config's numbers), the settings ``upstream`` of it, the ``explain`` builder that
+writes out one cell's arithmetic, other names (``aliases``), a ``short`` name and whether the
+experiment banner ``compared`` its row. The named rules and captions are implemented in
+:mod:`attention_explorer.stage_rules` (they read a config); this module stays plain data.
+
 A masked cell (−∞ in ``masked``) is drawn in :data:`MASKED_RGB`, a grey no colour map uses,
 with the text :data:`MASKED_TEXT` when numbers are shown: on screen and in exports alike.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from attention_explorer.numbers import DEFAULT_DECIMALS
 
@@ -54,6 +62,30 @@ class Stage:
     #: rows of probabilities that the per-row and log colour scales apply to (the weights);
     #: every other stage is always drawn on its linear levels
     scalable: bool = False
+    #: the stage panel's group: "inputs" (folds away), "attention", "combine"; None: no view
+    group: str | None = "attention"
+    #: when a computation has it: a rule of :data:`attention_explorer.stage_rules.SHOWN`
+    when: str = "always"
+    #: the arrow caption naming the step that makes it (before a config is known)
+    caption: str = ""
+    #: a rule of :data:`attention_explorer.stage_rules.CAPTIONS` that writes the caption for
+    #: a config ("× 1/√4"); "" keeps :attr:`caption`
+    caption_rule: str = ""
+    #: the settings upstream of it, said under its exported picture (stage_rules.SETTINGS)
+    upstream: tuple[str, ...] = ()
+    #: the builder of engine/explain.py that writes out one cell's arithmetic ("": none)
+    explain: str = ""
+    #: other names people use for it ("attention" for the weights)
+    aliases: tuple[str, ...] = ()
+    #: a short name for lists ("P"); "" means :attr:`name`
+    short: str = ""
+    #: its query row is compared before / after an experiment's change (the banner)
+    compared: bool = False
+
+    @property
+    def short_name(self) -> str:
+        """The name used in short lists ("P" for the positions)."""
+        return self.short or self.name
 
     @property
     def default_cmap(self) -> str:
@@ -73,27 +105,45 @@ _QUERY_KEYS = ("queries", "keys")
 _QUERY_OUTPUTS = ("queries", "output dimension")
 
 
-def _shared(name, title, formula, axes, kind, shrink="mean") -> Stage:
+def _shared(name, title, formula, axes, kind, shrink="mean", **more) -> Stage:
     """A stage with one matrix for all heads."""
-    return Stage(name, title, formula, False, *axes, kind, shrink)
+    return Stage(name, title, formula, False, *axes, kind, shrink, **more)
 
 
-def _per_head(name, title, formula, axes, kind, shrink="mean") -> Stage:
+def _per_head(name, title, formula, axes, kind, shrink="mean", **more) -> Stage:
     """A stage with one matrix per head."""
-    return Stage(name, title, formula, True, *axes, kind, shrink)
+    return Stage(name, title, formula, True, *axes, kind, shrink, **more)
 
+
+#: The settings upstream of each step of the attention core (cumulative, in order).
+_SCALED = ("scale",)
+_MASKED = ("scale", "mask")
+_WEIGHTED = ("scale", "mask", "normalizer")
 
 #: Every stage, in pipeline order.
 CATALOGUE: dict[str, Stage] = {
     s.name: s
     for s in (
-        _shared("X", "input X", "the token embeddings", _QUERY_DIMS, "free"),
+        _shared(
+            "X",
+            "input X",
+            "the token embeddings",
+            _QUERY_DIMS,
+            "free",
+            group="inputs",
+            when="projection",
+            caption="input",
+        ),
         _shared(
             "positions",
             "positional encoding P",
             "P[i] for position i (sinusoidal or learned)",
             _QUERY_DIMS,
             "signed",
+            group="inputs",
+            when="positions",
+            caption="position\nencoding",
+            short="P",
         ),
         _shared(
             "X_pos",
@@ -101,6 +151,10 @@ CATALOGUE: dict[str, Stage] = {
             "X + P: what W_Q, W_K, W_V project",
             _QUERY_DIMS,
             "free",
+            group="inputs",
+            when="positions",
+            caption="X + P",
+            short="X + P",
         ),
         _shared(
             "X_kv",
@@ -108,33 +162,143 @@ CATALOGUE: dict[str, Stage] = {
             "embeddings of the key/value sequence",
             _KEY_DIMS,
             "free",
+            group=None,
+            when="cross",
+            caption="key/value\ninput",
         ),
-        _per_head("Q", "queries Q", "Q = X W_Q (+ b_Q)", _QUERY_DIMS, "free"),
-        _per_head("K", "keys K", "K = X W_K (+ b_K)", _KEY_DIMS, "free"),
-        _per_head("V", "values V", "V = X W_V (+ b_V)", _KEY_DIMS, "free"),
-        _per_head("scores", "QKᵀ scores", "q_i · k_j", _QUERY_KEYS, "signed"),
+        *(
+            _per_head(
+                name,
+                title,
+                f"{name} = X W_{name} (+ b_{name})",
+                axes,
+                "free",
+                group="inputs",
+                caption=f"X · W_{name}",
+                caption_rule="projection",
+                explain="projection",
+            )
+            for name, title, axes in (
+                ("Q", "queries Q", _QUERY_DIMS),
+                ("K", "keys K", _KEY_DIMS),
+                ("V", "values V", _KEY_DIMS),
+            )
+        ),
         _per_head(
-            "scaled", "scaled scores", "q_i · k_j × scale ÷ temperature", _QUERY_KEYS, "signed"
+            "scores",
+            "QKᵀ scores",
+            "q_i · k_j",
+            _QUERY_KEYS,
+            "signed",
+            caption="Q·Kᵀ",
+            explain="scores",
+            compared=True,
         ),
-        _shared("mask", "mask", "1 = may attend, 0 = hidden", _QUERY_KEYS, "unit", "max"),
+        _per_head(
+            "scaled",
+            "scaled scores",
+            "q_i · k_j × scale ÷ temperature",
+            _QUERY_KEYS,
+            "signed",
+            caption="× 1/√d_k",
+            caption_rule="scale",
+            upstream=_SCALED,
+            explain="scaled",
+            compared=True,
+        ),
+        _shared(
+            "mask",
+            "mask",
+            "1 = may attend, 0 = hidden",
+            _QUERY_KEYS,
+            "unit",
+            "max",
+            group=None,
+            caption="mask",
+            upstream=("mask",),
+            explain="mask",
+        ),
         _per_head(
             "masked",
             "masked scores",
             "scaled, or −∞ where the mask hides the key",
             _QUERY_KEYS,
             "signed",
+            caption="mask",
+            caption_rule="mask",
+            upstream=_MASKED,
+            explain="masked",
+            compared=True,
         ),
-        replace(
-            _per_head(
-                "weights", "weights", "normaliser of each masked row", _QUERY_KEYS, "unit", "max"
-            ),
+        _per_head(
+            "weights",
+            "weights",
+            "normaliser of each masked row",
+            _QUERY_KEYS,
+            "unit",
+            "max",
             scalable=True,
+            caption="softmax\nper row",
+            caption_rule="normalizer",
+            upstream=_WEIGHTED,
+            explain="normalizer",
+            aliases=("attention", "probabilities"),
+            compared=True,
         ),
-        _per_head("head_outputs", "head output A·V", "Σ_j weight_ij v_j", _QUERY_DIMS, "free"),
-        _shared("concat", "concatenated heads", "[head_0 | head_1 | …]", _QUERY_DIMS, "free"),
-        _shared("output", "output · W_O", "concat W_O (+ b_O)", _QUERY_OUTPUTS, "free"),
+        _per_head(
+            "head_outputs",
+            "head output A·V",
+            "Σ_j weight_ij v_j",
+            _QUERY_DIMS,
+            "free",
+            caption="· V",
+            upstream=_WEIGHTED,
+            explain="weighted_sum",
+            aliases=("head_output", "heads_output"),
+            compared=True,
+        ),
+        _shared(
+            "concat",
+            "concatenated heads",
+            "[head_0 | head_1 | …]",
+            _QUERY_DIMS,
+            "free",
+            group="combine",
+            when="combined",
+            caption="concat\nheads",
+            upstream=(*_WEIGHTED, "heads"),
+            explain="concat",
+        ),
+        _shared(
+            "output",
+            "output · W_O",
+            "concat W_O (+ b_O)",
+            _QUERY_OUTPUTS,
+            "free",
+            group="combine",
+            when="output",
+            caption="· W_O",
+            upstream=_WEIGHTED,
+            explain="output_projection",
+            aliases=("W_O", "wo"),
+            compared=True,
+        ),
     )
 }
+
+
+#: The stage a panel keeps in view above all others: the attention weights.
+FOCUS_STAGE = "weights"
+
+
+def panel_stages(group: str | None = None) -> tuple[str, ...]:
+    """The stages with a view of their own in the stage panel, in pipeline order (only those
+    of ``group`` when given)."""
+    return tuple(
+        name
+        for name, entry in CATALOGUE.items()
+        if entry.group is not None and (group is None or entry.group == group)
+    )
 
 
 def stage(name: str) -> Stage:

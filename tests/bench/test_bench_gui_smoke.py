@@ -71,6 +71,7 @@ def test_quick_run_prints_both_tables(qapp, capsys):
         lines[-1],
     )
     assert summary is not None, lines[-1]
+    assert lines[-2].startswith("calibration: python ")  # the machine, beside the summary
     assert summary.group(1) == summary.group(2) == summary.group(4) == "-1"
 
 

@@ -15,7 +15,7 @@ def test_quick_run_prints_a_table(capsys):
     out = capsys.readouterr().out
     lines = out.splitlines()
     header = next(i for i, line in enumerate(lines) if line.startswith("case"))
-    rows = [line for line in lines[header + 2 :] if line.strip()]
+    rows = [line for line in lines[header + 2 : -1] if line.strip()]  # the last: calibration
     backends = bench.backends_to_run()
     assert len(rows) == 2 * len(backends) + len(backends)  # n = 4, 16, then one head at 16
     assert sum(r.startswith("full trace") for r in rows) == 2 * len(backends)
@@ -30,6 +30,7 @@ def test_quick_run_prints_a_table(capsys):
         assert float(ratio) == pytest.approx(float(engine_ms) / float(ref_ms), rel=0.1, abs=0.02)
         assert float(cells[8]) < 1e-4  # max|diff| between engine and reference results
     assert "numpy" in out and "ratio" in out
+    assert lines[-1].startswith("calibration: python ")  # the machine, beside the table
 
 
 def test_reference_computes_what_the_engine_computes():

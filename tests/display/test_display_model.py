@@ -78,7 +78,8 @@ def test_weights_and_mask_shrink_by_maximum_other_stages_by_mean():
         frame.heading == "softmax weights · head 0 · 1100×1100 shown as 367×367, max of 3×3 blocks"
     )
     assert build_frame(trace, "mask", None).heading.endswith("max of 3×3 blocks")
-    assert build_frame(trace, "scores", 0).heading.endswith("mean of 3×3 blocks")
+    assert build_frame(trace, "scores", 0).heading.endswith("largest magnitude of 3×3 blocks")
+    assert build_frame(trace, "head_outputs", 0).heading.endswith("mean of 3×1 blocks")
     assert frame.texts == []  # blocks have no single number to write
 
 

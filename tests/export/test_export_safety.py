@@ -100,7 +100,7 @@ def test_a_failure_while_moving_files_into_place_undoes_the_moves(
     import attention_explorer.export.transaction as transaction
 
     monkeypatch.setattr(transaction.os, "replace", flaky)
-    with pytest.raises(OSError):
+    with pytest.raises(ExportError, match="the disk is full"):
         export_all(other, tmp_path, "csv", stages="scores,weights")
     monkeypatch.setattr(transaction.os, "replace", real)
     assert _snapshot(tmp_path) == before

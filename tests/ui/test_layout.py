@@ -183,10 +183,11 @@ def test_the_examples_menu_names_the_tutorial_each_example_comes_from(window):
         for action in group.menu().actions()
     ]
     causal = next(a for a in actions if a.text() == "Causal mask on the three-token example")
-    assert example_source("causal-mask") == "seed 001, section 6"
-    assert causal.toolTip() == "From the tutorial: seed 001, section 6"
-    assert causal.statusTip().endswith("(from seed 001, section 6)")
-    sourced = [a for a in actions if a.toolTip().startswith("From the tutorial: seed ")]
+    cited = "“Attention Mechanism: The Heart of Transformers”, 6. Causal Masking and Padding Masks"
+    assert example_source("causal-mask") == cited
+    assert causal.toolTip() == f"From the tutorial {cited}"
+    assert causal.statusTip().endswith(f"(from {cited})")
+    sourced = [a for a in actions if a.toolTip().startswith("From the tutorial “")]
     assert len(sourced) >= 20  # every shipped tutorial example says where it comes from
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 
 import pytest
+from PySide6.QtCore import QThread, QTimer
 
 from attention_explorer.session import Session, starter_session
 from attention_explorer.ui import live_trace
@@ -71,8 +72,13 @@ def test_a_queued_stale_request_is_skipped_and_busy_ends_on_an_inline_pass(
         session.tokens = ("A", "dog", "ran", "off")
         live.recompute_now()  # request 3: small again, computed inline at once
         assert busy == [True, False]  # the status line does not stay on "computing…"
+        # a marker queued on the worker's thread behind request 2: it runs once the worker has
+        # finished request 1 and taken request 2 off its queue
+        drained = []
+        QTimer.singleShot(0, live._worker, lambda: drained.append(QThread.currentThread()))
         release.set()
-        qtbot.wait(300)  # the worker finishes request 1 and would start request 2
+        qtbot.waitUntil(lambda: bool(drained), timeout=10000)
+        assert drained == [live._thread]  # (it did run on the worker's thread)
     finally:
         release.set()
         live.shutdown()

@@ -27,8 +27,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``attention-explorer`` command; returns the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in COMMANDS:
-        args = build_parser().parse_args(argv)
-        return _run_reporting_errors(args.command, lambda: _command(args.command)(args))
+        from attention_explorer.cli.terminal_text import escaped_streams
+
+        with escaped_streams():  # no printed text drives the terminal
+            args = build_parser().parse_args(argv)
+            return _run_reporting_errors(args.command, lambda: _command(args.command)(args))
     args = build_gui_parser().parse_args(argv)
     if args.self_test:
         from attention_explorer.self_test import run_self_test

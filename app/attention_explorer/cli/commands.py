@@ -11,6 +11,7 @@ import argparse
 from pathlib import Path
 
 from attention_explorer import api
+from attention_explorer.output_policy import check_output
 
 
 class UsageError(Exception):
@@ -41,7 +42,7 @@ def cmd_compute(args: argparse.Namespace) -> int:
 
         if Path(args.out).expanduser().is_dir():
             raise UsageError(f"--out {args.out} is a folder; give a file such as trace.npz in it")
-
+        check_output(args.out)  # the output policy refuses before the engine runs
         print(f"wrote {export_trace_npz(run_engine(data, args), args.out)}")
         return 0
     from attention_explorer.cli.summary import summary

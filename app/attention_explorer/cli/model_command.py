@@ -43,6 +43,10 @@ def cmd_model(args: argparse.Namespace) -> int:
     from attention_explorer.run import resolve_backend
 
     backend = resolve_backend(args.backend, args.device)
+    if args.out:
+        from attention_explorer.output_policy import check_output
+
+        check_output(args.out)  # refused before the model is loaded
     session = api.from_model(args.model, args.text, layer=args.layer, backend=backend)
     if args.out:
         path = api.save(session, args.out)

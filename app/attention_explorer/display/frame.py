@@ -18,7 +18,14 @@ from attention_explorer.display.levels import (
     levels_for,
     levels_from_range,
 )
-from attention_explorer.display.shrink import DISPLAY_LIMIT, Shrunk, fits_float32, shrink
+from attention_explorer.display.shrink import (
+    DISPLAY_LIMIT,
+    RULE_WORDS,
+    Shrunk,
+    fits_float32,
+    shrink,
+    shrink_rule,
+)
 from attention_explorer.stages import stage, title
 
 #: Cell texts are prepared for at most this many rows and columns (beyond, the tooltip).
@@ -84,7 +91,7 @@ def shrink_note(shape: tuple[int, int], shrunk: Shrunk) -> str:
         return ""
     rows, cols = shape
     r, c = shrunk.image.shape
-    how = "max" if shrunk.how == "max" else "mean"
+    how = RULE_WORDS.get(shrunk.how, "mean")
     return f"{rows}×{cols} shown as {r}×{c}, {how} of {shrunk.block[0]}×{shrunk.block[1]} blocks"
 
 
@@ -118,21 +125,19 @@ def stage_picture(trace, name: str, head: int | None, limit: int = DISPLAY_LIMIT
     """Stage ``name`` of ``head`` shrunk to at most ``limit`` cells a side (a thumbnail):
     from the pass's preview when it made one (shrunk further by the same rule when ``limit``
     is smaller), else from the stage itself."""
-    entry = stage(name)
+    entry, rule = stage(name), shrink_rule(name)
     head = head if entry.per_head else None
     preview = _preview(trace, name)
-    if preview is None or preview.limit < limit:
-        return shrink(trace.stage(name, head), entry.shrink, limit)
+    if preview is None or preview.limit < limit or preview.how != rule:
+        return shrink(trace.stage(name, head), rule, limit)
     index = 0 if head is None else trace.head_index(head)
     picture = _preview_shrunk(preview, index)
     if max(picture.image.shape) <= limit:
         return picture
     hidden_as_masked = np.where(picture.hidden, -np.inf, picture.image)  # [R, C]
-    again = shrink(hidden_as_masked, entry.shrink, limit)
+    again = shrink(hidden_as_masked, rule, limit)
     fr, fc = picture.block
-    return Shrunk(
-        again.image, again.hidden, (fr * again.block[0], fc * again.block[1]), entry.shrink
-    )
+    return Shrunk(again.image, again.hidden, (fr * again.block[0], fc * again.block[1]), rule)
 
 
 def build_frame(
@@ -164,13 +169,14 @@ def build_frame(
     zoomed = (r0, r1, c0, c1) != (0, rows, 0, cols)
     preview = _preview(trace, name)
     index = 0 if head is None else trace.head_index(head)
-    if preview is not None and preview.limit == limit and not zoomed:
+    rule = shrink_rule(name)  # signed stages: largest magnitude, not the preview's means
+    if preview is not None and preview.limit == limit and not zoomed and preview.how == rule:
         part, part_shape = None, (rows, cols)  # the pass shrank it already, block by block
         shrunk = _preview_shrunk(preview, index)
     else:
         part = np.asarray(full[r0:r1, c0:c1])  # [r1-r0, c1-c0], a view of an array
         part_shape = part.shape
-        shrunk = shrink(part, entry.shrink, limit)
+        shrunk = shrink(part, rule, limit)
     if preview is not None:  # the range of the whole stage, found while it was computed
         full_levels = levels_from_range(name, preview.low[index], preview.high[index])
     else:

@@ -1,8 +1,12 @@
-"""Shrinking a stage to display resolution by the catalogue's rule: block max or block mean.
+"""Shrinking a stage to display resolution: block max, block mean or largest magnitude.
 
 Weights and the mask shrink by block MAXIMUM, so a single peak (one key a query attends to)
-stays visible in a 4096×4096 matrix; the other stages average their blocks. Masked cells
-(−∞) are left out of each block; a block with no finite cell is ``hidden`` (drawn as masked).
+stays visible in a 4096×4096 matrix. Signed stages (raw, scaled and masked scores, positions)
+shrink by the value of LARGEST MAGNITUDE in each block, sign kept (``absmax``): block means of
+values of both signs cancel to a flat pale square under colour levels that span the whole
+stage (±80), while the block's extreme keeps its colour. The other stages average their
+blocks. :func:`shrink_rule` says which rule a stage uses. Masked cells (−∞) are left out of
+each block; a block with no finite cell is ``hidden`` (drawn as masked).
 """
 
 from __future__ import annotations
@@ -12,6 +16,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from attention_explorer.blocks import DISPLAY_LIMIT, block_factors, fits_float32, reduce_blocks
+from attention_explorer.stages import stage
+
+#: How each rule reads in a view's title ("…, largest magnitude of 8×8 blocks").
+RULE_WORDS = {"max": "max", "mean": "mean", "absmax": "largest magnitude"}
 
 
 @dataclass(frozen=True)
@@ -20,7 +28,8 @@ class Shrunk:
 
     ``image [r, c]`` is finite (hidden cells hold 0), float32 unless a value needs float64;
     ``hidden [r, c]`` is True where every cell of the block is masked; ``block`` is the
-    (rows, cols) of full-resolution cells per shown cell; ``how`` is "max" or "mean".
+    (rows, cols) of full-resolution cells per shown cell; ``how`` is "max", "mean" or
+    "absmax" (the value of largest magnitude, sign kept).
     """
 
     image: np.ndarray
@@ -37,7 +46,8 @@ class Shrunk:
 def shrink(values: np.ndarray, how: str = "mean", limit: int = DISPLAY_LIMIT) -> Shrunk:
     """``values [rows, cols]`` (may hold −∞) shrunk so neither side exceeds ``limit``.
 
-    ``how`` is the catalogue's rule ("max" or "mean"). Never returns ±inf or NaN in the image.
+    ``how`` is the rule ("max", "mean" or "absmax", see :func:`shrink_rule`). Never returns
+    ±inf or NaN in the image.
     """
     values = np.asarray(values)
     if values.dtype == bool:
@@ -47,8 +57,30 @@ def shrink(values: np.ndarray, how: str = "mean", limit: int = DISPLAY_LIMIT) ->
         finite = np.isfinite(values)  # [rows, cols]
         image = values if finite.all() else np.where(finite, values, 0.0)
         return Shrunk(fits_float32(image), ~finite, (1, 1), how)
-    image, hidden = reduce_blocks(values, fr, fc, how)
+    if how == "absmax":
+        image, hidden = absmax_blocks(values, fr, fc)
+    else:
+        image, hidden = reduce_blocks(values, fr, fc, how)
     return Shrunk(image, hidden, (fr, fc), how)
+
+
+def shrink_rule(name: str) -> str:
+    """The rule stage ``name`` shrinks by: ``absmax`` for signed stages, else the catalogue's."""
+    entry = stage(name)
+    return "absmax" if entry.kind == "signed" else entry.shrink
+
+
+def absmax_blocks(values: np.ndarray, fr: int, fc: int) -> tuple[np.ndarray, np.ndarray]:
+    """(image, hidden) of the ``fr`` x ``fc`` blocks of ``values [rows, cols]`` (may hold
+    −∞): each block's finite value of largest magnitude, its sign kept (a tie keeps the
+    positive one); blocks with no finite cell are hidden (image 0)."""
+    high, hidden = reduce_blocks(values, fr, fc, "max")  # [R, C]
+    masked = np.isneginf(values)  # [rows, cols]
+    kind = values.dtype if values.dtype.kind == "f" else np.float64
+    negated = np.negative(values, where=~masked, out=np.full(values.shape, -np.inf, kind))
+    low, _ = reduce_blocks(negated, fr, fc, "max")  # [R, C]: minus each block's minimum
+    image = np.where(low > high, -low, high)  # [R, C]
+    return fits_float32(np.where(hidden, 0.0, image)), hidden
 
 
 def block_labels(labels: tuple[str, ...], factor: int) -> tuple[str, ...]:

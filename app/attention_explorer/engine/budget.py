@@ -11,17 +11,20 @@ import os
 
 from attention_explorer.engine.config import AttentionConfig
 from attention_explorer.engine.errors import AttentionInputError
+from attention_explorer.engine.trace import SQUARE_STAGES
 
 MAX_TOKENS = 16_384
 MAX_HEADS = 256
 MAX_D_MODEL = 16_384
 #: Share of the available memory a single trace may take.
 MEMORY_SHARE = 0.8
-#: Per-head [n, m] stages a full trace keeps: scores, scaled, masked, weights.
-SQUARE_STAGES_KEPT = 4
-#: Score elements alive at once while computing (engine.compute.CHUNK_ELEMENTS): two float64
-#: temporaries of a chunk.
-WORKING_BYTES = 16 * 1024 * 1024 * 8 * 2
+#: Score elements computed at once (a chunk of heads x rows); engine/compute.py imports it.
+CHUNK_ELEMENTS = 16 * 1024 * 1024
+#: Per-head [n, m] stages a full trace keeps (scores, scaled, masked, weights): the
+#: catalogue's per-head stages with one cell per (query, key).
+SQUARE_STAGES_KEPT = len(SQUARE_STAGES)
+#: Bytes alive at once while computing: two float64 temporaries of a chunk.
+WORKING_BYTES = CHUNK_ELEMENTS * 8 * 2
 
 _ITEMSIZE = {"float32": 4, "float64": 8}
 
@@ -54,7 +57,7 @@ def trace_bytes(
     item = _ITEMSIZE.get(dtype, 8)
     cells = n_queries * n_keys  # one [n, m] matrix
     shown = cells if preview is None else min(cells, preview * preview)  # kept per stage
-    square = heads_kept * SQUARE_STAGES_KEPT * shown * item  # [s, n, m] x 4 stages
+    square = heads_kept * SQUARE_STAGES_KEPT * shown * item  # [s, n, m] x the square stages
     mask = cells  # [n, m] bool
     dk, dv = config.head_dim, config.value_dim
     vectors = (n_queries + n_keys) * (config.heads * (dk + dv) + 2 * config.d_model) * item

@@ -24,7 +24,7 @@ import numpy as np
 from attention_explorer.engine import steps
 from attention_explorer.engine.backend import ArrayLib, Backend
 from attention_explorer.engine.blas_threads import one_blas_thread
-from attention_explorer.engine.budget import check_budget
+from attention_explorer.engine.budget import CHUNK_ELEMENTS, check_budget
 from attention_explorer.engine.config import AttentionConfig
 from attention_explorer.engine.errors import AttentionInputError, ComputeOverflow
 from attention_explorer.engine.head_inputs import projected_heads, typed_heads
@@ -42,9 +42,6 @@ from attention_explorer.engine.row_blocks import RowBuffers, attend_rows, row_bl
 from attention_explorer.engine.stage_pool import clear_pool, pooled_empty
 from attention_explorer.engine.trace import ALL_STAGES, PER_HEAD_STAGES, SQUARE_STAGES, Trace
 from attention_explorer.stages import stage
-
-#: Per chunk of heads, at most this many score elements are alive at once (~64 MiB float32).
-CHUNK_ELEMENTS = 16 * 1024 * 1024
 
 
 def compute(

@@ -4,15 +4,58 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields, replace
+from typing import Literal, get_args
 
 from attention_explorer.engine.errors import AttentionInputError
 
-MASKS = ("none", "causal", "padding", "custom")
-SCALES = ("sqrt_dk", "none", "custom")
-NORMALIZERS = ("softmax", "sparsemax", "sigmoid")
-POSITIONALS = ("none", "sinusoidal", "learned")
-ATTENTIONS = ("self", "cross")
-MODES = ("direct", "projection")
+# The option lists, declared once: the session format (session/schema.py), the controls and
+# the walkthrough read these aliases and :data:`OPTIONS`.
+Mode = Literal["direct", "projection"]
+MaskKind = Literal["none", "causal", "padding", "custom"]
+ScaleRule = Literal["sqrt_dk", "none", "custom"]
+Normalizer = Literal["softmax", "sparsemax", "sigmoid"]
+Positional = Literal["none", "sinusoidal", "learned"]
+AttentionKind = Literal["self", "cross"]
+
+#: The learner-facing label of every option of every choice setting, in menu order.
+OPTIONS: dict[str, dict[str, str]] = {
+    "mode": {"direct": "Type Q, K, V directly", "projection": "Project from embeddings X"},
+    "mask": {
+        "none": "None",
+        "causal": "Causal (no peeking ahead)",
+        "padding": "Padding (hide last keys)",
+        "custom": "Custom (click the mask)",
+    },
+    "scale": {"sqrt_dk": "1/√d_k", "none": "None (raw scores)", "custom": "Custom factor"},
+    "normalizer": {"softmax": "Softmax", "sparsemax": "Sparsemax", "sigmoid": "Sigmoid"},
+    "positional": {
+        "none": "None",
+        "sinusoidal": "Sinusoidal",
+        "learned": "Learned (seeded)",
+    },
+    "attention": {"self": "Self-attention", "cross": "Cross-attention"},
+}
+#: The Literal alias of each choice setting (a test checks OPTIONS labels each of its values).
+CHOICES = {
+    "mode": Mode,
+    "mask": MaskKind,
+    "scale": ScaleRule,
+    "normalizer": Normalizer,
+    "positional": Positional,
+    "attention": AttentionKind,
+}
+
+MODES: tuple[str, ...] = get_args(Mode)
+MASKS: tuple[str, ...] = get_args(MaskKind)
+SCALES: tuple[str, ...] = get_args(ScaleRule)
+NORMALIZERS: tuple[str, ...] = get_args(Normalizer)
+POSITIONALS: tuple[str, ...] = get_args(Positional)
+ATTENTIONS: tuple[str, ...] = get_args(AttentionKind)
+
+
+def option_label(setting: str, value: str) -> str:
+    """The learner-facing label of ``value`` of a choice ``setting`` ("causal" -> "Causal …")."""
+    return OPTIONS[setting].get(value, value)
 
 
 def divisors(n: int) -> list[int]:
@@ -38,6 +81,11 @@ def _choice(name: str, value: str, options: tuple[str, ...]) -> None:
         raise AttentionInputError(name, f"{value!r} is not one of {', '.join(options)}")
 
 
+def _positive_finite(name: str, value: float, hint: str) -> None:
+    if not math.isfinite(value) or value <= 0:
+        raise AttentionInputError(name, f"{value!r} must be a positive finite number{hint}")
+
+
 def _positive_int(name: str, value: object) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise AttentionInputError(name, f"{value!r} must be a whole number of at least 1")
@@ -57,22 +105,22 @@ class AttentionConfig:
     ``scale_factor``. The scaled stage is then divided by ``temperature``.
     """
 
-    mode: str = "direct"
+    mode: Mode = "direct"
     heads: int = 1
     d_model: int = 4
     d_k: int | None = None
     d_v: int | None = None
     kv_heads: int | None = None
-    mask: str = "none"
+    mask: MaskKind = "none"
     padded_keys: tuple[int, ...] = ()
     custom_mask: tuple[tuple[bool, ...], ...] | None = None
-    scale: str = "sqrt_dk"
+    scale: ScaleRule = "sqrt_dk"
     scale_factor: float = 1.0
     temperature: float = 1.0
-    normalizer: str = "softmax"
-    positional: str = "none"
+    normalizer: Normalizer = "softmax"
+    positional: Positional = "none"
     positional_seed: int = 0
-    attention: str = "self"
+    attention: AttentionKind = "self"
     use_output_projection: bool = True
 
     # -- derived sizes ---------------------------------------------------------------------
@@ -90,6 +138,21 @@ class AttentionConfig:
     def n_kv_heads(self) -> int:
         """kv_heads, defaulting to heads."""
         return self.kv_heads if self.kv_heads is not None else self.heads
+
+    @property
+    def kv_group(self) -> int:
+        """How many query heads share one key/value head: heads // kv_heads (1 = plain
+        multi-head, heads = multi-query). At least 1 even before validation."""
+        return max(1, self.heads // max(1, self.n_kv_heads))
+
+    @property
+    def grouped(self) -> bool:
+        """True when query heads share key/value heads (grouped- or multi-query attention)."""
+        return self.kv_group > 1
+
+    def kv_head_of(self, head: int) -> int:
+        """The key/value head that query head ``head`` reads K and V from."""
+        return head // self.kv_group
 
     def scale_value(self) -> float:
         """The factor the scores are multiplied by before the temperature divides them."""
@@ -129,17 +192,33 @@ class AttentionConfig:
         ``n_queries``/``n_keys`` (token counts) let the mask settings be checked too.
         """
         _choice("mode", self.mode, MODES)
+        self._validate_sizes()
+        for setting in ("mask", "scale", "normalizer", "positional", "attention"):
+            _choice(setting, getattr(self, setting), tuple(OPTIONS[setting]))
+        _positive_finite("scale_factor", self.scale_factor, "")
+        _positive_finite("temperature", self.temperature, ", e.g. 1.0")
+        self._validate_positional()
+        if self.mask == "custom" and self.custom_mask is None:
+            raise AttentionInputError("custom_mask", "a custom mask needs a boolean matrix")
+        if n_queries is not None and n_keys is not None:
+            self._validate_mask_shape(n_queries, n_keys)
+        return self
+
+    def _validate_sizes(self) -> None:
+        """Whole positive sizes; d_model splits into the heads; kv_heads divides heads."""
         for name in ("heads", "d_model"):
             _positive_int(name, getattr(self, name))
         for name in ("d_k", "d_v", "kv_heads"):
             if getattr(self, name) is not None:
                 _positive_int(name, getattr(self, name))
         if self.mode == "projection" and self.d_k is None and self.d_model % self.heads:
-            options = ", ".join(str(d) for d in divisors_near(self.d_model, self.heads))
+            h, dm = self.heads, self.d_model
+            options = ", ".join(str(d) for d in divisors_near(dm, h))
+            lower, upper = max(h, dm - dm % h), dm - dm % h + h
             raise AttentionInputError(
                 "heads",
-                f"d_model {self.d_model} is not divisible by {self.heads} heads; "
-                f"try {options} heads, or give d_k in the session file (the window derives it)",
+                f"d_model {dm} is not divisible by {h} heads; try {options} heads, or "
+                f"d_model {lower} or {upper}, or give d_k in the session file",
             )
         if self.heads % self.n_kv_heads:
             options = ", ".join(str(d) for d in divisors_near(self.heads, self.n_kv_heads))
@@ -148,19 +227,8 @@ class AttentionConfig:
                 f"{self.heads} query heads cannot be shared evenly by {self.n_kv_heads} "
                 f"key/value heads; try {options}",
             )
-        _choice("mask", self.mask, MASKS)
-        _choice("scale", self.scale, SCALES)
-        _choice("normalizer", self.normalizer, NORMALIZERS)
-        _choice("positional", self.positional, POSITIONALS)
-        _choice("attention", self.attention, ATTENTIONS)
-        if not math.isfinite(self.scale_factor) or self.scale_factor <= 0:
-            raise AttentionInputError(
-                "scale_factor", f"{self.scale_factor!r} must be a positive finite number"
-            )
-        if not math.isfinite(self.temperature) or self.temperature <= 0:
-            raise AttentionInputError(
-                "temperature", f"{self.temperature!r} must be a positive finite number, e.g. 1.0"
-            )
+
+    def _validate_positional(self) -> None:
         if self.mode == "direct" and self.positional != "none":
             raise AttentionInputError(
                 "positional",
@@ -171,11 +239,6 @@ class AttentionConfig:
             raise AttentionInputError(
                 "positional", f"sinusoidal encoding needs an even d_model, got {self.d_model}"
             )
-        if self.mask == "custom" and self.custom_mask is None:
-            raise AttentionInputError("custom_mask", "a custom mask needs a boolean matrix")
-        if n_queries is not None and n_keys is not None:
-            self._validate_mask_shape(n_queries, n_keys)
-        return self
 
     def _validate_mask_shape(self, n_queries: int, n_keys: int) -> None:
         if self.mask == "padding":

@@ -7,130 +7,24 @@ text rendering. Every number in the text is read from the trace, never recompute
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
 
+from attention_explorer.engine.explain_parts import (
+    CellExplanation,
+    MaskReason,
+    Step,
+    dot_step,
+    first_terms,
+)
 from attention_explorer.engine.trace import Trace
 from attention_explorer.numbers import format_number
+from attention_explorer.stages import stage as catalogue_stage
 
 #: Long rows are shown with this many terms, then "... and N more".
 DEFAULT_MAX_TERMS = 8
 
 __all__ = ["CellExplanation", "MaskReason", "Step", "explain", "format_number"]
-
-
-@dataclass(frozen=True)
-class MaskReason:
-    """Why query ``query`` may or may not look at key ``key``, as data, not words.
-
-    ``kind``: "allowed", "causal" (the key comes after the query), "padding" (the key is
-    padding) or "custom" (the custom mask hides it). Labels are the tokens as the views
-    show them.
-    """
-
-    kind: str
-    query: int
-    key: int
-    query_label: str
-    key_label: str
-
-    @property
-    def hidden(self) -> bool:
-        """True when the mask hides the key from the query."""
-        return self.kind != "allowed"
-
-    def text(self) -> str:
-        """The reason in words, naming the tokens by their labels."""
-        q, k = f"“{self.query_label}”", f"“{self.key_label}”"
-        return {
-            "allowed": f"query {q} may attend to key {k}",
-            "causal": f"causal mask: key {k} comes after query {q}",
-            "padding": f"key {k} is padding",
-            "custom": f"the custom mask hides key {k} from query {q}",
-        }[self.kind]
-
-
-@dataclass
-class Step:
-    """One step of the arithmetic: a title, its terms as (label, value), and the result."""
-
-    title: str
-    terms: list[tuple[str, float]] = field(default_factory=list)
-    result: float | None = None
-    formula: str = ""
-    hidden_terms: int = 0
-    reason: MaskReason | None = None
-
-    def text(self) -> str:
-        """The step as lines of plain text."""
-        lines = [self.title]
-        if self.formula:
-            lines.append(f"  {self.formula}")
-        for label, value in self.terms:
-            lines.append(f"  {label} = {format_number(value)}")
-        if self.hidden_terms:
-            lines.append(f"  ... and {self.hidden_terms} more")
-        if self.result is not None:
-            lines.append(f"  = {format_number(self.result)}")
-        return "\n".join(lines)
-
-
-@dataclass
-class CellExplanation:
-    """How the value at (row, col) of ``stage`` for ``head`` came about."""
-
-    stage: str
-    head: int
-    row: int
-    col: int
-    value: float
-    row_label: str
-    col_label: str
-    steps: list[Step] = field(default_factory=list)
-
-    @property
-    def headline(self) -> str:
-        """One line: which cell and its value."""
-        where = f"{self.stage}[{self.row_label}, {self.col_label}]"
-        return f"{where} (head {self.head}) = {format_number(self.value)}"
-
-    def text(self) -> str:
-        """The whole explanation as plain text."""
-        return "\n".join([self.headline, *(s.text() for s in self.steps)])
-
-
-def _terms(label_of, values, limit):
-    """The first ``limit`` (label, value) pairs and how many were left out; ``limit`` may
-    also be a sequence of the term indices to show.
-
-    ``label_of(t)`` is called only for the terms shown, so a 4096-key row costs ``limit``
-    labels, not 4096.
-    """
-    count = len(values)
-    if isinstance(limit, int):
-        chosen = range(min(limit, count))
-    else:
-        chosen = [t for t in limit if 0 <= t < count]
-    shown = [(label_of(t), float(values[t])) for t in chosen]
-    return shown, max(0, count - len(shown))
-
-
-def _dot_step(title, lhs, rhs, result, limit):
-    """One dot product term by term. ``lhs``/``rhs`` are (name, values); a name holds ``{t}``
-    where the term's index goes (``"W_Q[{t}, 0]"``), or is plain (``"q"`` -> ``q[t]``)."""
-    (left_name, left), (right_name, right) = lhs, rhs
-    products = np.asarray(left, dtype=np.float64) * np.asarray(right, dtype=np.float64)
-
-    def name(pattern, t):
-        return pattern.format(t=t) if "{t}" in pattern else f"{pattern}[{t}]"
-
-    def label(t):
-        product = f"{format_number(left[t])}×{format_number(right[t])}"
-        return f"{name(left_name, t)}·{name(right_name, t)} = {product}"
-
-    shown, hidden = _terms(label, products, limit)
-    return Step(title, shown, float(result), hidden_terms=hidden)
 
 
 def explain(
@@ -143,8 +37,9 @@ def explain(
 ) -> CellExplanation:
     """Explain cell ``(i, j)`` of ``stage`` for query head ``head`` of ``trace``.
 
-    Stages: Q, K, V, scores, scaled, mask, masked, weights, head_outputs, concat, output.
-    ``max_terms`` is how many terms of a sum are written out (the first ones), or which.
+    Every stage whose catalogue entry names an ``explain`` builder has steps (the others,
+    inputs such as X, have a headline only). ``max_terms`` is how many terms of a sum are
+    written out (the first ones), or which.
     Raises KeyError for a stage that was not computed, IndexError for a cell outside it.
     """
     array = trace.stage(stage, head)
@@ -156,9 +51,9 @@ def explain(
             f"and columns {_span(cols)}"
         )
     out = CellExplanation(stage, head, i, j, float(array[i, j]), rows[i], cols[j])
-    builder = _BUILDERS.get(stage)
+    builder = _BUILDERS.get(catalogue_stage(stage).explain)
     if builder is not None:
-        out.steps = builder(trace, head, i, j, max_terms)
+        out.steps = builder(stage)(trace, head, i, j, max_terms)
     return out
 
 
@@ -187,8 +82,7 @@ def _qkv_steps(name):
         if config.mode == "direct" or inputs is None:
             return [Step(f"{name} is typed directly: this number is an input.")]
         d = config.head_dim if name != "V" else config.value_dim
-        group = config.heads // config.n_kv_heads
-        source_head = head if name == "Q" else head // group
+        source_head = head if name == "Q" else config.kv_head_of(head)
         col = source_head * d + j
         W = getattr(inputs, f"W_{name}")
         bias = getattr(inputs, f"b_{name}")
@@ -199,7 +93,7 @@ def _qkv_steps(name):
         if source == "X" and trace.has("X_pos"):
             source = "(X + P)"
         label = trace.row_labels(name)[i]
-        step = _dot_step(
+        step = dot_step(
             f"{name}[{label}, {j}] = row “{label}” of {source} times column {col} of W_{name}",
             (source + "[" + label.replace("{", "{{").replace("}", "}}") + ", {t}]", X[i]),
             (f"W_{name}[{{t}}, {col}]", W[:, col]),
@@ -218,7 +112,7 @@ def _scores_steps(trace: Trace, head, i, j, limit):
     k = trace.stage("K", head)[j]
     score = trace.stage("scores", head)[i, j]
     return [
-        _dot_step(
+        dot_step(
             f"score = q · k for query “{trace.tokens[i]}” and key “{trace.kv_tokens[j]}”",
             ("q", q),
             ("k", k),
@@ -301,7 +195,7 @@ def _weights_steps(trace: Trace, head, i, j, limit):
         weights_row = trace.stage("weights", head)[i]
         support = np.flatnonzero(weights_row > 0)
         tau = float(row[support[0]] - weights_row[support[0]]) if support.size else 0.0
-        shown, hidden = _terms(lambda t: f"z[{labels[support[t]]}]", row[support], limit)
+        shown, hidden = first_terms(lambda t: f"z[{labels[support[t]]}]", row[support], limit)
         return [
             Step(
                 f"sparsemax keeps {support.size} of {row.size} keys (the support)",
@@ -320,7 +214,7 @@ def _weights_steps(trace: Trace, head, i, j, limit):
     row_max = float(row[allowed].max())
     exps = np.where(allowed, np.exp(np.where(allowed, row, row_max) - row_max), 0.0)  # [m]
     total = float(exps.sum())
-    shown_exp, hidden_exp = _terms(
+    shown_exp, hidden_exp = first_terms(
         lambda t: f"exp({format_number(row[t])} - {format_number(row_max)})",
         exps,
         limit,
@@ -347,7 +241,7 @@ def _head_output_steps(trace: Trace, head, i, j, limit):
     v = trace.stage("V", head)[:, j]  # [m]
     value = trace.stage("head_outputs", head)[i, j]
     return [
-        _dot_step(
+        dot_step(
             f"output[{trace.tokens[i]}, {j}] = Σ over keys of weight × value "
             f"(dimension {j} of each value row)",
             ("w", w),
@@ -371,7 +265,7 @@ def _concat_steps(trace: Trace, head, i, j, limit):
 
 def _output_steps(trace: Trace, head, i, j, limit):
     W_O = trace.inputs.W_O
-    step = _dot_step(
+    step = dot_step(
         f"output[{trace.tokens[i]}, {j}] = row “{trace.tokens[i]}” of the concatenation "
         f"times column {j} of W_O",
         ("concat", trace["concat"][i]),
@@ -384,16 +278,26 @@ def _output_steps(trace: Trace, head, i, j, limit):
     return [step]
 
 
+def _same(build):
+    """A builder that works the same for every stage naming it."""
+    return lambda name: build
+
+
+#: The catalogue's ``explain`` names -> a factory of (trace, head, i, j, limit) -> steps for
+#: the stage named (the projection builder reads W_Q, W_K or W_V after the stage's name).
 _BUILDERS = {
-    "Q": _qkv_steps("Q"),
-    "K": _qkv_steps("K"),
-    "V": _qkv_steps("V"),
-    "scores": _scores_steps,
-    "scaled": _scaled_steps,
-    "mask": _mask_steps,
-    "masked": _masked_steps,
-    "weights": _weights_steps,
-    "head_outputs": _head_output_steps,
-    "concat": _concat_steps,
-    "output": _output_steps,
+    "projection": _qkv_steps,
+    "scores": _same(_scores_steps),
+    "scaled": _same(_scaled_steps),
+    "mask": _same(_mask_steps),
+    "masked": _same(_masked_steps),
+    "normalizer": _same(_weights_steps),
+    "weighted_sum": _same(_head_output_steps),
+    "concat": _same(_concat_steps),
+    "output_projection": _same(_output_steps),
 }
+
+
+def builder_names() -> tuple[str, ...]:
+    """The ``explain`` builders the catalogue may name."""
+    return tuple(_BUILDERS)

@@ -18,8 +18,7 @@ from attention_explorer.engine.positional import positional_table
 
 def kv_heads(config: AttentionConfig, heads: Sequence[int]) -> list[int]:
     """The key/value head serving each query head (grouped-query attention)."""
-    group = config.heads // config.n_kv_heads
-    return [q // group for q in heads]
+    return [config.kv_head_of(q) for q in heads]
 
 
 def typed_heads(lib: ArrayLib, config, inputs, plan):

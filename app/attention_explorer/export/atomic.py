@@ -2,8 +2,12 @@
 
 A crash, a full disk or any exception while writing never leaves a half-written file behind:
 the temporary file is removed and the destination is untouched. Replacing a file keeps its
-permission bits (0644 stays 0644), and a symlink is written through: its target is replaced,
-the link stays a link.
+permission bits (0644 stays 0644). What may be written is decided by
+:mod:`attention_explorer.output_policy`: a regular file or a new name; a symlink only when it
+is the user's (or root's) and points to a regular file (its target is replaced, the link stays
+a link); never a device, pipe or folder; a read-only file only with ``allow_read_only``.
+The temporary name is short (``.ae-PID-TOKEN.part``), so a 255-byte file name works, and
+those a killed process left in the folder are removed on the next write there.
 """
 
 from __future__ import annotations
@@ -11,15 +15,26 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
 from attention_explorer.export.errors import ExportError
+from attention_explorer.output_policy import (
+    OutputRefused,
+    resolve_output,
+    sweep_leftovers,
+    temp_name,
+)
 
-_TEMP_SUFFIX = ".part"
+
+def policy_target(path: str | os.PathLike, allow_read_only: bool = False) -> Path:
+    """The file the output policy lets us write for ``path``; ExportError (one line) if none."""
+    try:
+        return resolve_output(path, allow_read_only=allow_read_only)
+    except OutputRefused as exc:
+        raise ExportError(str(exc)) from None
 
 
 def check_folder(folder: str | os.PathLike) -> Path:
@@ -49,25 +64,22 @@ def describe_os_error(exc: OSError, path: str | os.PathLike) -> str:
 
 
 @contextlib.contextmanager
-def atomic_file(path: str | os.PathLike) -> Iterator[BinaryIO]:
+def atomic_file(path: str | os.PathLike, allow_read_only: bool = False) -> Iterator[BinaryIO]:
     """Open a temporary file next to ``path`` for binary writing; on success rename it to ``path``.
 
     On any exception the temporary file is deleted and the exception is re-raised (an OSError
     becomes an :class:`ExportError`). The folder must exist and be writable. A new file gets
     the usual permissions (0666 minus the umask), not the 0600 of ``tempfile``; a replaced
-    file keeps its own. If ``path`` is a symlink, the file it points to is replaced.
+    file keeps its own. ``path`` must pass the output policy (see the module's docstring).
     """
-    target = Path(path).expanduser()
-    if target.is_symlink():
-        target = Path(os.path.realpath(target))  # write the file the link points to
+    target = policy_target(path, allow_read_only)
     folder = check_folder(target.parent if str(target.parent) else ".")
-    if target.is_dir():
-        raise ExportError(f"{target} is a folder, not a file name")
+    sweep_leftovers(folder)
     try:
         keep_mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
     except OSError:
         keep_mode = None  # a new file: 0666 minus the umask
-    temp = folder / f".{target.name}.{secrets.token_hex(4)}{_TEMP_SUFFIX}"
+    temp = folder / temp_name()
     try:
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
     except OSError as exc:
@@ -88,8 +100,8 @@ def atomic_file(path: str | os.PathLike) -> Iterator[BinaryIO]:
         raise
 
 
-def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:
+def write_bytes_atomic(path: str | os.PathLike, data: bytes, allow_read_only: bool = False) -> Path:
     """Write ``data`` to ``path`` atomically and return the path."""
-    with atomic_file(path) as handle:
+    with atomic_file(path, allow_read_only) as handle:
         handle.write(data)
     return Path(path)

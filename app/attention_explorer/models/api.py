@@ -53,7 +53,7 @@ def load_model(model: str | os.PathLike | LoadedModel) -> LoadedModel:
     if isinstance(model, LoadedModel):
         return model
     folder = resolve_model(model).resolve()
-    stamp = (folder / "model.safetensors").stat().st_mtime
+    stamp = max(p.stat().st_mtime for p in folder.iterdir() if p.name.startswith("model"))
     return _load_cached(str(folder), stamp, _display_name(model, folder))
 
 
@@ -86,9 +86,10 @@ def _run(loaded: LoadedModel, toks: Tokens, stop: int, backend, keep_weights: bo
         raise ModelError("backend", str(exc)) from None
 
 
-def model_source_note(name: str, layer: int, text: str, causal: bool) -> str:
-    """The provenance line a model session carries (and the UI shows after an edit)."""
-    where = "the output of ln_1 (pre-LN)" if causal else "the hidden state (post-LN)"
+def model_source_note(name: str, layer: int, text: str, pre_norm: str | None) -> str:
+    """The provenance line a model session carries (and the UI shows after an edit);
+    ``pre_norm`` names the norm the attention reads (pre-norm families), else None."""
+    where = f"the output of {pre_norm} (pre-norm)" if pre_norm else "the hidden state (post-norm)"
     return f"Layer {layer} of {name} on “{text}”. X is {where} that this layer's attention reads."
 
 
@@ -112,7 +113,8 @@ def from_model(
     h, _ = _run(loaded, toks, layer, backend, keep_weights=False)
     w = loaded.weights
     config, inputs = attention_parts(w, layer, attention_input(w, layer, h))
-    note = model_source_note(loaded.name, layer, text, w.causal)
+    pre = w.arch.tensors["attn_norm"].format(i=layer) if w.arch.norm_placement == "pre" else None
+    note = model_source_note(loaded.name, layer, text, pre)
     return SessionData(
         tokens=toks.tokens,
         config=config,

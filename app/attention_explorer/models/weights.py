@@ -1,69 +1,102 @@
-"""A model's weights in math orientation (``y = x W + b``), read from a Hugging Face folder.
+"""A model's weights in math orientation (``y = x W + b``), read from a Hugging Face folder
+through its family's :class:`~attention_explorer.models.architecture.Architecture` record.
 
-Two families are supported:
-
-- BERT-style encoders (BERT, MiniLM): post-LayerNorm, exact (erf) GELU, ``nn.Linear``
-  weights stored ``[out, in]`` and transposed here; keys with or without a ``bert.`` prefix.
-- GPT-2-style decoders: pre-LayerNorm, tanh GELU, ``Conv1D`` weights already ``[in, out]``;
-  keys with or without a ``transformer.`` prefix; Q, K and V come fused in ``c_attn``.
+Nothing here names a family: the record maps roles (``W_Q`` of layer i, the word table, the
+final norm…) to checkpoint tensor names, says whether linear weights are stored ``[out, in]``
+(``nn.Linear``, transposed here) or ``[in, out]`` (``Conv1D``), and which config keys it reads
+and refuses.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from attention_explorer.models.errors import ModelError, require_extra
+from attention_explorer.models.activations import ACTIVATIONS
+from attention_explorer.models.architecture import Architecture, check_config
+from attention_explorer.models.errors import ModelError
+from attention_explorer.models.families import SUPPORTED_TEXT, architecture_for
+from attention_explorer.models.tensor_file import TensorFile
 
-#: model_type values this reader understands, and the family each belongs to.
-FAMILIES = {"bert": "bert", "gpt2": "gpt2"}
-#: What an unsupported-architecture message lists.
-SUPPORTED_TEXT = "BERT-style encoders (bert: BERT, MiniLM) and GPT-2-style decoders (gpt2)"
+__all__ = ["SUPPORTED_TEXT", "LayerWeights", "ModelWeights", "OutputHead", "read_weights"]
+
+Norm = tuple[np.ndarray, "np.ndarray | None"]  # (gamma [d], beta [d] or None for RMSNorm)
 
 
 @dataclass(frozen=True)
 class LayerWeights:
-    """One transformer layer. Attention: ``W_Q/W_K/W_V [d, d]``, ``W_O [d, d]``, biases ``[d]``.
-
-    ``ln_attn``/``ln_ffn`` are (gamma, beta) pairs: after the sublayer in BERT (post-LN),
-    before it in GPT-2 (pre-LN). Feed-forward: ``W_in [d, d_ff]``, ``W_out [d_ff, d]``.
+    """One transformer layer. Attention: ``W_Q [d, h*d_k]``, ``W_K/W_V [d, kv*d_k]``,
+    ``W_O [h*d_k, d]``, biases or None. ``ln_attn``/``ln_ffn`` are (gamma, beta) pairs around
+    the sublayers (where, the record's ``norm_placement`` says). Feed-forward:
+    ``W_in [d, d_ff]``, ``W_gate [d, d_ff]`` (gated only), ``W_out [d_ff, d]``.
     """
 
     W_Q: np.ndarray
-    b_Q: np.ndarray
+    b_Q: np.ndarray | None
     W_K: np.ndarray
-    b_K: np.ndarray
+    b_K: np.ndarray | None
     W_V: np.ndarray
-    b_V: np.ndarray
+    b_V: np.ndarray | None
     W_O: np.ndarray
-    b_O: np.ndarray
-    ln_attn: tuple[np.ndarray, np.ndarray]
-    ln_ffn: tuple[np.ndarray, np.ndarray]
+    b_O: np.ndarray | None
+    ln_attn: Norm
+    ln_ffn: Norm
     W_in: np.ndarray
-    b_in: np.ndarray
+    b_in: np.ndarray | None
     W_out: np.ndarray
-    b_out: np.ndarray
+    b_out: np.ndarray | None
+    W_gate: np.ndarray | None = None
+    b_gate: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class OutputHead:
+    """How the last hidden state becomes logits ``[n, vocab]``.
+
+    ``lm``: ``norm(h) @ decoder.T`` (GPT-2: ln_f and the tied word table).
+    ``mlm``: ``LN(act(h W_dense + b_dense)) @ decoder.T + bias`` (BERT's prediction head).
+    ``decoder`` is ``[vocab, d]`` as stored (cast when used).
+    """
+
+    kind: str  # "lm" | "mlm"
+    decoder: np.ndarray  # [vocab, d]
+    bias: np.ndarray | None  # [vocab]
+    norm: Norm | None  # final norm (lm) or the head's LayerNorm (mlm)
+    W_dense: np.ndarray | None = None  # [d, d] (mlm)
+    b_dense: np.ndarray | None = None  # [d] (mlm)
 
 
 @dataclass(frozen=True)
 class ModelWeights:
-    """Everything the forward pass needs, float64, plus the sizes from config.json."""
+    """Everything the forward pass needs, float64, plus the sizes read from config.json."""
 
     name: str
-    family: str  # "bert" | "gpt2"
+    arch: Architecture
+    config: Mapping
     heads: int
+    kv_heads: int
     d_model: int
+    d_k: int
     max_positions: int
     eps: float
-    activation: str  # "gelu" (erf) | "gelu_tanh"
-    word: np.ndarray  # [vocab, d], as stored (rows are cast to float64 when looked up)
-    position: np.ndarray  # [max_positions, d]
+    activation: str  # a key of ACTIVATIONS
+    causal: bool
+    scales: tuple[float, ...]  # the score factor of each layer
+    word: np.ndarray  # [vocab, d], as stored (rows are cast when looked up)
+    position: np.ndarray | None  # [max_positions, d]
     token_type: np.ndarray | None  # [types, d] (BERT)
-    ln_embed: tuple[np.ndarray, np.ndarray] | None  # BERT's embedding LayerNorm
+    ln_embed: Norm | None  # BERT's embedding LayerNorm
     layers: tuple[LayerWeights, ...]
+    head: OutputHead | None = None
+
+    @property
+    def family(self) -> str:
+        """The family's registry key (``bert``, ``gpt2``…)."""
+        return self.arch.family
 
     @property
     def n_layers(self) -> int:
@@ -71,9 +104,9 @@ class ModelWeights:
         return len(self.layers)
 
     @property
-    def causal(self) -> bool:
-        """True for decoders, whose queries see only earlier tokens."""
-        return self.family == "gpt2"
+    def vocab(self) -> int:
+        """Rows of the word table."""
+        return int(self.word.shape[0])
 
 
 def read_config(folder: Path) -> dict:
@@ -88,144 +121,137 @@ def read_config(folder: Path) -> dict:
 
 
 def family_of(config: dict) -> str:
-    """'bert' or 'gpt2', or a ModelError naming the supported architectures."""
-    kind = str(config.get("model_type", "")).lower()
-    if kind in FAMILIES:
-        return FAMILIES[kind]
-    arch = ", ".join(config.get("architectures") or []) or kind or "unknown"
-    raise ModelError(
-        "architecture", f"the architecture {arch} is not supported; supported: {SUPPORTED_TEXT}"
+    """The family key of a config, or a ModelError naming the supported architectures."""
+    return architecture_for(config).family
+
+
+class _Reader:
+    """Tensors by role, for one architecture: names, prefixes, orientation, norms."""
+
+    def __init__(self, arch: Architecture, tensors: TensorFile):
+        self.arch, self.t = arch, tensors
+
+    def name(self, role: str, i: int | None = None) -> str | None:
+        pattern = self.arch.tensors.get(role)
+        return None if pattern is None else pattern.format(i=i)
+
+    def has(self, role: str, i: int | None = None, suffix: str = "") -> bool:
+        name = self.name(role, i)
+        return name is not None and self.t.find(name + suffix, self.arch.prefixes) is not None
+
+    def get(self, name: str, convert: bool = True) -> np.ndarray:
+        key = self.t.find(name, self.arch.prefixes)
+        if key is None:
+            raise ModelError("files", f"{self.t.describe()} has no weight named {name!r}")
+        return self.t.get(key, np.float64 if convert else None)
+
+    def table(self, role: str, convert: bool = True) -> np.ndarray | None:
+        name = self.name(role)
+        return None if name is None else self.get(name, convert)
+
+    def linear(self, role: str, i: int | None = None):
+        """(W [in, out], b [out] or None). A transpose is a view: no copy."""
+        name = self.name(role, i)
+        w = self.get(name + ".weight")
+        w = w.T if self.arch.linear_layout == "out_in" else w
+        bias = self.get(name + ".bias") if self.has(role, i, ".bias") else None
+        return w, bias
+
+    def norm(self, role: str, i: int | None = None) -> Norm | None:
+        name = self.name(role, i)
+        if name is None:
+            return None
+        if self.has(role, i, ".gamma"):
+            return self.get(name + ".gamma"), self.get(name + ".beta")
+        bias = self.get(name + ".bias") if self.has(role, i, ".bias") else None
+        return self.get(name + ".weight"), bias
+
+
+def _attention(r: _Reader, i: int, d_q: int, d_kv: int) -> dict:
+    if "qkv" in r.arch.tensors:
+        W, b = r.linear("qkv", i)  # [d, d_q + 2 d_kv], [d_q + 2 d_kv]
+        cuts = (0, d_q, d_q + d_kv, d_q + 2 * d_kv)
+        parts = {}
+        for name, lo, hi in zip("QKV", cuts, cuts[1:]):
+            parts["W_" + name] = W[:, lo:hi].copy()
+            parts["b_" + name] = None if b is None else b[lo:hi].copy()
+        return parts
+    parts = {}
+    for name, role in (("Q", "q"), ("K", "k"), ("V", "v")):
+        parts["W_" + name], parts["b_" + name] = r.linear(role, i)
+    return parts
+
+
+def _layer(r: _Reader, i: int, d_q: int, d_kv: int) -> LayerWeights:
+    W_O, b_O = r.linear("o", i)
+    W_in, b_in = r.linear("ffn_in", i)
+    W_out, b_out = r.linear("ffn_out", i)
+    W_gate, b_gate = r.linear("ffn_gate", i) if r.arch.mlp == "gated" else (None, None)
+    return LayerWeights(
+        **_attention(r, i, d_q, d_kv),
+        W_O=W_O,
+        b_O=b_O,
+        ln_attn=r.norm("attn_norm", i),
+        ln_ffn=r.norm("ffn_norm", i),
+        W_in=W_in,
+        b_in=b_in,
+        W_out=W_out,
+        b_out=b_out,
+        W_gate=W_gate,
+        b_gate=b_gate,
     )
 
 
-class _Tensors:
-    """The safetensors file as float64 arrays, found by key with or without a prefix."""
-
-    def __init__(self, folder: Path, prefixes: tuple[str, ...]):
-        st = require_extra("safetensors.numpy")
-        try:
-            self.raw = st.load_file(str(folder / "model.safetensors"))
-        except Exception as exc:
-            raise ModelError(
-                "files", f"{folder / 'model.safetensors'} cannot be read: {exc}"
-            ) from None
-        self.prefixes = prefixes
-        self.file = folder / "model.safetensors"
-
-    def __call__(self, key: str, transpose: bool = False, convert: bool = True) -> np.ndarray:
-        """The tensor ``key`` as float64 (``convert``), transposed to ``[in, out]`` if asked.
-
-        A transpose is a view: BLAS multiplies Fortran-ordered matrices without a copy.
-        """
-        for prefix in self.prefixes:
-            if prefix + key in self.raw:
-                value = self.raw[prefix + key]
-                value = np.asarray(value, dtype=np.float64) if convert else value
-                return value.T if transpose else value
-        raise ModelError("files", f"{self.file} has no weight named {key!r}")
-
-    def pair(self, key: str) -> tuple[np.ndarray, np.ndarray]:
-        """A LayerNorm's (gamma, beta), under weight/bias or the old gamma/beta names."""
-        try:
-            return self(f"{key}.weight"), self(f"{key}.bias")
-        except ModelError:
-            return self(f"{key}.gamma"), self(f"{key}.beta")
+def _head(r: _Reader, word: np.ndarray) -> OutputHead | None:
+    kind = r.arch.head
+    if kind == "lm":
+        decoder = r.get(r.name("lm_head"), False) if r.has("lm_head") else word
+        return OutputHead("lm", decoder, None, r.norm("final_norm"))
+    if kind == "mlm" and r.has("mlm_dense", None, ".weight"):
+        W, b = r.linear("mlm_dense")
+        decoder = r.get(r.name("mlm_decoder"), False) if r.has("mlm_decoder") else word
+        return OutputHead("mlm", decoder, r.table("mlm_bias"), r.norm("mlm_norm"), W, b)
+    return None
 
 
-def _bert(cfg: dict, t: _Tensors, name: str) -> ModelWeights:
-    if cfg.get("position_embedding_type", "absolute") != "absolute":
-        raise ModelError("architecture", "only BERT models with absolute positions are supported")
-    act = str(cfg.get("hidden_act", "gelu"))
-    if act not in ("gelu", "gelu_new", "gelu_pytorch_tanh"):
-        raise ModelError("architecture", f"the activation {act!r} is not supported (gelu only)")
-    layers = []
-    for i in range(int(cfg["num_hidden_layers"])):
-        p = f"encoder.layer.{i}."
-        layers.append(
-            LayerWeights(
-                W_Q=t(p + "attention.self.query.weight", True),
-                b_Q=t(p + "attention.self.query.bias"),
-                W_K=t(p + "attention.self.key.weight", True),
-                b_K=t(p + "attention.self.key.bias"),
-                W_V=t(p + "attention.self.value.weight", True),
-                b_V=t(p + "attention.self.value.bias"),
-                W_O=t(p + "attention.output.dense.weight", True),
-                b_O=t(p + "attention.output.dense.bias"),
-                ln_attn=t.pair(p + "attention.output.LayerNorm"),
-                ln_ffn=t.pair(p + "output.LayerNorm"),
-                W_in=t(p + "intermediate.dense.weight", True),
-                b_in=t(p + "intermediate.dense.bias"),
-                W_out=t(p + "output.dense.weight", True),
-                b_out=t(p + "output.dense.bias"),
-            )
-        )
+def _build(arch: Architecture, cfg: dict, r: _Reader, name: str) -> ModelWeights:
+    check_config(arch, cfg, ACTIVATIONS)
+    heads, d = arch.size(cfg, "heads"), arch.size(cfg, "d_model")
+    kv_heads = arch.size(cfg, "kv_heads") or heads
+    d_k = arch.size(cfg, "head_dim") or d // heads
+    n_layers = arch.size(cfg, "layers")
+    word = r.table("word", convert=False)
     return ModelWeights(
         name=name,
-        family="bert",
-        heads=int(cfg["num_attention_heads"]),
-        d_model=int(cfg["hidden_size"]),
-        max_positions=int(cfg.get("max_position_embeddings", 512)),
-        eps=float(cfg.get("layer_norm_eps", 1e-12)),
-        activation="gelu" if act == "gelu" else "gelu_tanh",
-        word=t("embeddings.word_embeddings.weight", convert=False),
-        position=t("embeddings.position_embeddings.weight"),
-        token_type=t("embeddings.token_type_embeddings.weight"),
-        ln_embed=t.pair("embeddings.LayerNorm"),
-        layers=tuple(layers),
-    )
-
-
-def _gpt2(cfg: dict, t: _Tensors, name: str) -> ModelWeights:
-    d = int(cfg.get("n_embd", 768))
-    layers = []
-    for i in range(int(cfg.get("n_layer", 12))):
-        p = f"h.{i}."
-        W_qkv, b_qkv = t(p + "attn.c_attn.weight"), t(p + "attn.c_attn.bias")  # [d, 3d], [3d]
-        layers.append(
-            LayerWeights(
-                W_Q=W_qkv[:, :d].copy(),
-                b_Q=b_qkv[:d].copy(),
-                W_K=W_qkv[:, d : 2 * d].copy(),
-                b_K=b_qkv[d : 2 * d].copy(),
-                W_V=W_qkv[:, 2 * d :].copy(),
-                b_V=b_qkv[2 * d :].copy(),
-                W_O=t(p + "attn.c_proj.weight"),
-                b_O=t(p + "attn.c_proj.bias"),
-                ln_attn=t.pair(p + "ln_1"),
-                ln_ffn=t.pair(p + "ln_2"),
-                W_in=t(p + "mlp.c_fc.weight"),
-                b_in=t(p + "mlp.c_fc.bias"),
-                W_out=t(p + "mlp.c_proj.weight"),
-                b_out=t(p + "mlp.c_proj.bias"),
-            )
-        )
-    return ModelWeights(
-        name=name,
-        family="gpt2",
-        heads=int(cfg.get("n_head", 12)),
+        arch=arch,
+        config=dict(cfg),
+        heads=heads,
+        kv_heads=kv_heads,
         d_model=d,
-        max_positions=int(cfg.get("n_positions", 1024)),
-        eps=float(cfg.get("layer_norm_epsilon", 1e-5)),
-        activation="gelu_tanh",
-        word=t("wte.weight", convert=False),
-        position=t("wpe.weight"),
-        token_type=None,
-        ln_embed=None,
-        layers=tuple(layers),
+        d_k=d_k,
+        max_positions=arch.size(cfg, "max_positions"),
+        eps=arch.eps(cfg),
+        activation=arch.activation(cfg),
+        causal=arch.is_causal(cfg),
+        scales=tuple(arch.scale_rule(cfg, i, d_k) for i in range(n_layers)),
+        word=word,
+        position=r.table("position") if arch.positions == "learned" else None,
+        token_type=r.table("token_type"),
+        ln_embed=r.norm("embed_norm"),
+        layers=tuple(_layer(r, i, heads * d_k, kv_heads * d_k) for i in range(n_layers)),
+        head=_head(r, word),
     )
 
 
 def read_weights(folder: Path, name: str) -> ModelWeights:
-    """The model in ``folder`` (config.json + model.safetensors) as float64 weights."""
+    """The model in ``folder`` (config.json + safetensors) as float64 weights."""
     cfg = read_config(folder)
-    family = family_of(cfg)
+    arch = architecture_for(cfg)
     try:
-        if family == "bert":
-            return _bert(cfg, _Tensors(folder, ("", "bert.", "model.")), name)
-        return _gpt2(cfg, _Tensors(folder, ("", "transformer.")), name)
-    except (KeyError, TypeError, ValueError) as exc:
-        if isinstance(exc, ModelError):
-            raise
+        return _build(arch, cfg, _Reader(arch, TensorFile.open(folder)), name)
+    except ModelError:
+        raise
+    except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:
         raise ModelError(
             "files", f"{folder / 'config.json'} lacks a needed setting: {exc}"
         ) from None

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+import numpy as np
 
 from attention_explorer.engine import AttentionConfig, AttentionInputError, AttentionInputs
 from attention_explorer.engine.budget import check_budget
@@ -269,16 +270,57 @@ def dumps_session(session: SessionData) -> str:
     return json.dumps(session_to_dict(session), indent=1) + "\n"
 
 
-def save_session(path: str | os.PathLike, session: SessionData) -> Path:
-    """Write ``session`` atomically (temporary file, then rename), keeping the file's mode and
-    writing through a symlink to its target; raise :class:`SessionFileError` on failure."""
-    from attention_explorer.export.atomic import atomic_file
-    from attention_explorer.export.errors import ExportError
+def _non_finite(session: SessionData) -> str | None:
+    """The first matrix holding NaN or infinity, as ``inputs.NAME [i, j]``; None if all finite."""
+    for name, array in session.inputs.arrays().items():
+        values = np.asarray(array, dtype=np.float64)  # any shape
+        bad = np.argwhere(~np.isfinite(values))  # [count, ndim]
+        if bad.size:
+            where = ", ".join(str(int(k)) for k in bad[0])
+            return f"inputs.{name} [{where}] is {values[tuple(bad[0])]!r}"
+    return None
 
-    path = Path(path)
+
+def checked_session_bytes(session: SessionData, name: str = "the file") -> bytes:
+    """The bytes :func:`save_session` writes, checked by the same loader that will read them.
+
+    Raises :class:`SessionFileError` ("not saved: ...") for a session the app would then refuse
+    to open: NaN or infinite numbers, a name or text over the limits, too many tokens.
+    """
+    problem = _non_finite(session)
+    if problem:
+        raise SessionFileError("", f"not saved: {problem}; session files hold finite numbers only")
     text = dumps_session(session).encode("utf-8")
     try:
-        with atomic_file(path) as handle:
+        load_session_bytes(text, name)
+    except SessionFileError as exc:
+        raise SessionFileError("", f"not saved: {name} would not open again ({exc})") from None
+    return text
+
+
+def save_session(
+    path: str | os.PathLike, session: SessionData, *, allow_read_only: bool = False
+) -> Path:
+    """Write ``session`` atomically (temporary file, then rename), keeping the file's mode.
+
+    The text is first checked by the loader (:func:`checked_session_bytes`), so the app never
+    writes a file it would refuse to open. The output policy applies
+    (:mod:`attention_explorer.output_policy`): a regular file or a new name, a symlink only when
+    it is the user's and points to a regular file, a read-only file only with
+    ``allow_read_only``. Raises :class:`SessionFileError` (one line) on failure.
+    """
+    from attention_explorer.export.atomic import atomic_file
+    from attention_explorer.export.errors import ExportError
+    from attention_explorer.output_policy import OutputRefused, check_output
+
+    path = Path(path)
+    try:
+        check_output(path, allow_read_only=allow_read_only)  # before any work
+    except OutputRefused as exc:
+        raise SessionFileError("", str(exc)) from None
+    text = checked_session_bytes(session, path.name)
+    try:
+        with atomic_file(path, allow_read_only) as handle:
             handle.write(text)
     except ExportError as exc:
         raise SessionFileError("", str(exc)) from None

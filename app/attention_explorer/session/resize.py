@@ -18,7 +18,6 @@ import math
 import numpy as np
 
 from attention_explorer.engine import AttentionInputError
-from attention_explorer.engine.config import divisors
 from attention_explorer.run import compute_session
 from attention_explorer.session.document import SessionData
 
@@ -244,11 +243,8 @@ def _heads_config(config, heads: int):
     """``config`` with ``heads`` heads (d_k derived in projection mode), or a named refusal."""
     if heads < 1:
         raise AttentionInputError("heads", "there must be at least one head")
-    if config.mode == "projection" and config.d_model % heads:
-        options = ", ".join(str(d) for d in divisors(config.d_model))
-        raise AttentionInputError(
-            "heads", f"d_model {config.d_model} is not divisible by {heads} heads; try {options}"
-        )
+    if config.mode == "projection":  # d_k derived: the config says which heads divide d_model
+        config.with_changes(heads=heads, kv_heads=None, d_k=None).validate()
     kv = config.kv_heads
     if kv is not None and (kv > heads or heads % kv):
         kv = None
@@ -262,13 +258,9 @@ def _heads_config(config, heads: int):
 def set_kv_heads(data: SessionData, kv_heads: int) -> SessionData:
     """Share each key/value head among ``heads / kv_heads`` query heads (grouped-query)."""
     config = data.config
-    if kv_heads < 1 or config.heads % kv_heads:
-        options = ", ".join(str(d) for d in divisors(config.heads))
-        raise AttentionInputError(
-            "kv_heads",
-            f"{config.heads} query heads cannot be shared evenly by {kv_heads} key/value "
-            f"heads; try {options}",
-        )
+    if kv_heads < 1:
+        raise AttentionInputError("kv_heads", "there must be at least one key/value head")
+    config.with_changes(kv_heads=kv_heads).validate()  # the config's one message
     value = None if kv_heads == config.heads else kv_heads
     return _refit(data, config.with_changes(kv_heads=value))
 
@@ -289,13 +281,7 @@ def set_d_model(data: SessionData, d_model: int) -> SessionData:
     if config.mode != "projection":  # Q, K, V are typed: d_k stays what they are
         pinned = new.with_changes(d_k=config.head_dim, d_v=config.value_dim)
         return data.with_changes(config=pinned)
-    if d_model % config.heads and config.d_k is None:
-        h = config.heads
-        lower, upper = max(h, d_model - d_model % h), d_model - d_model % h + h
-        raise AttentionInputError(
-            "d_model",
-            f"{d_model} is not divisible by {h} heads; try {lower} or {upper}, or fewer heads",
-        )
+    new.validate()  # d_model must split into the heads: the config's one message
     return _refit(data, new)
 
 
@@ -342,8 +328,7 @@ def set_mode(data: SessionData, mode: str) -> SessionData:
         return data
     if mode == "direct":
         trace = compute_session(data, dtype="float64")
-        group = config.heads // config.n_kv_heads
-        kv_rows = list(range(0, config.heads, group))
+        kv_rows = list(range(0, config.heads, config.kv_group))
         inputs = data.inputs.__class__(
             Q=trace["Q"],
             K=trace["K"][kv_rows],

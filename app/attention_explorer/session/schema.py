@@ -19,6 +19,14 @@ import msgspec
 from msgspec import UNSET, Meta, Raw, Struct, UnsetType
 
 from attention_explorer.engine.budget import MAX_D_MODEL, MAX_HEADS, MAX_TOKENS
+from attention_explorer.engine.config import (
+    AttentionKind,
+    MaskKind,
+    Mode,
+    Normalizer,
+    Positional,
+    ScaleRule,
+)
 
 FORMAT_NAME = "attention-explorer-session"
 FORMAT_VERSION = 1
@@ -36,7 +44,6 @@ Name = Annotated[str, Meta(max_length=MAX_NAME_CHARS)]
 Text = Annotated[str, Meta(max_length=MAX_TEXT_CHARS)]
 Tokens = Annotated[list[Name], Meta(min_length=1, max_length=MAX_TOKENS)]
 MaskRow = Annotated[list[bool], Meta(max_length=MAX_TOKENS)]
-Mode = Literal["direct", "projection"]
 
 _NUMBER = {"type": "number"}
 
@@ -73,16 +80,16 @@ class ConfigFields(_Strict):
     d_k: Width | None | UnsetType = UNSET
     d_v: Width | None | UnsetType = UNSET
     kv_heads: Heads | None | UnsetType = UNSET
-    mask: Literal["none", "causal", "padding", "custom"] | UnsetType = UNSET
+    mask: MaskKind | UnsetType = UNSET
     padded_keys: Annotated[list[KeyIndex], Meta(max_length=MAX_TOKENS)] | UnsetType = UNSET
     custom_mask: Annotated[list[MaskRow], Meta(max_length=MAX_TOKENS)] | None | UnsetType = UNSET
-    scale: Literal["sqrt_dk", "none", "custom"] | UnsetType = UNSET
+    scale: ScaleRule | UnsetType = UNSET
     scale_factor: Positive | UnsetType = UNSET
     temperature: Positive | UnsetType = UNSET
-    normalizer: Literal["softmax", "sparsemax", "sigmoid"] | UnsetType = UNSET
-    positional: Literal["none", "sinusoidal", "learned"] | UnsetType = UNSET
+    normalizer: Normalizer | UnsetType = UNSET
+    positional: Positional | UnsetType = UNSET
     positional_seed: Seed | UnsetType = UNSET
-    attention: Literal["self", "cross"] | UnsetType = UNSET
+    attention: AttentionKind | UnsetType = UNSET
     use_output_projection: bool | UnsetType = UNSET
 
 

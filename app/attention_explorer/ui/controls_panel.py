@@ -25,22 +25,18 @@ from attention_explorer.engine import (
     torch_installed,
     torch_missing_reason,
 )
+from attention_explorer.engine.config import OPTIONS
 from attention_explorer.session import History, Session, resize
 from attention_explorer.ui.labeled_slider import SliderWithBox, float_slider, int_slider
 from attention_explorer.ui.token_strip import MAX_TOKENS as STRIP_MAX_TOKENS
 from attention_explorer.ui.token_strip import SLIDER_MAX_TOKENS
 
 MAX_TOKENS = SLIDER_MAX_TOKENS
-MASK_LABELS = {
-    "none": "None",
-    "causal": "Causal (no peeking ahead)",
-    "padding": "Padding (hide last keys)",
-    "custom": "Custom (click the mask)",
-}
-SCALE_LABELS = {"sqrt_dk": "1/√d_k", "none": "None (raw scores)", "custom": "Custom factor"}
-NORMALIZER_LABELS = {"softmax": "Softmax", "sparsemax": "Sparsemax", "sigmoid": "Sigmoid"}
-POSITIONAL_LABELS = {"none": "None", "sinusoidal": "Sinusoidal", "learned": "Learned (seeded)"}
-MODE_LABELS = {"direct": "Type Q, K, V directly", "projection": "Project from embeddings X"}
+MASK_LABELS = OPTIONS["mask"]
+SCALE_LABELS = OPTIONS["scale"]
+NORMALIZER_LABELS = OPTIONS["normalizer"]
+POSITIONAL_LABELS = OPTIONS["positional"]
+MODE_LABELS = OPTIONS["mode"]
 #: Undo labels of the sliders and spin boxes: one drag of these folds into a single undo step.
 #: A pick from a list (heads, mask, normaliser ...) is always a step of its own.
 DRAGGED_CONTROLS = frozenset({"Tokens", "d_model", "d_k", "Temperature", "Scale factor", "Padding"})

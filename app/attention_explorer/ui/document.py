@@ -7,6 +7,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QSettings, Signal
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
+from attention_explorer.output_policy import OutputReadOnly, check_output
 from attention_explorer.session import (
     History,
     Session,
@@ -138,9 +139,29 @@ class DocumentController(QObject):
             path = path.with_suffix(".json")
         return self._write(path)
 
-    def _write(self, path: Path) -> bool:
+    def _may_replace_read_only(self, path: Path) -> bool | None:
+        """None: not a read-only file; True: the user chose to replace it; False: cancelled."""
         try:
-            save_session(path, self.session.data())
+            check_output(path)
+        except OutputReadOnly:
+            answer = dialogs.question(
+                self.window,
+                "Read-only file",
+                f"{path.name} is read-only. Replace it anyway?",
+                QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
+                QMessageBox.StandardButton.Cancel,
+            )
+            return answer == QMessageBox.StandardButton.Yes
+        except ValueError:
+            return None  # any other refusal is reported by save_session, in one line
+        return None
+
+    def _write(self, path: Path) -> bool:
+        replace_read_only = self._may_replace_read_only(path)
+        if replace_read_only is False:
+            return False
+        try:
+            save_session(path, self.session.data(), allow_read_only=bool(replace_read_only))
         except (SessionFileError, OSError) as exc:  # the document stays unsaved (title keeps *)
             self.error.emit(f"Could not save {path.name}: {exc}")
             return False

@@ -197,6 +197,7 @@ def build_menus(window) -> Menus:
     _fill_examples(window, examples)
 
     _action(window, view, "Cell &arithmetic", window.show_cell_arithmetic, "Ctrl+I")
+    _action(window, view, "&Long-context summary", partial(_show_summary, window))
 
     walk = bar.addMenu("&Walkthrough")
     back_step = _action(window, walk, "&Back", window.walkthrough.go_back, "Alt+Left")
@@ -205,6 +206,7 @@ def build_menus(window) -> Menus:
 
     help_menu = bar.addMenu("&Help")
     _action(window, help_menu, "&Formula reference", partial(show_formulas, window), "F1")
+    _action(window, help_menu, "&Sources", partial(_show_sources, window))
     _action(window, help_menu, "&About", partial(show_about, window))
     return Menus(
         undo, redo, save, export, next_step, back_step, show_values, recent, examples, open_model
@@ -244,4 +246,18 @@ def _fill_examples(window, menu: QMenu) -> None:
         action = _action(window, sub, example.title, partial(window.open_example, example.key))
         source = example_source(example.key)
         action.setStatusTip(f"{example.summary} (from {source})" if source else example.summary)
-        action.setToolTip(f"From the tutorial: {source}" if source else example.title)
+        action.setToolTip(f"From the tutorial {source}" if source else example.title)
+
+
+def _show_sources(window) -> None:
+    """Help > Sources: the tutorials and sections the examples come from."""
+    from attention_explorer.ui.sources_page import show_sources
+
+    window._sources_page = show_sources(window)
+
+
+def _show_summary(window) -> None:
+    """View > Long-context summary: entropy, top keys, distance and sinks of the head."""
+    from attention_explorer.ui.summary_view import show_summary
+
+    show_summary(window)

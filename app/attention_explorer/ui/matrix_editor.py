@@ -233,6 +233,12 @@ class MatrixEditor(QWidget):
         """
         if text is None:
             text = QGuiApplication.clipboard().text()
+        from attention_explorer.session.size_guard import check_paste_text
+
+        too_big = check_paste_text(text)  # O(1), before any parsing
+        if too_big:
+            self.show_error(f"Paste into {self._model.slice_label()}: {too_big}; nothing changed")
+            return False
         try:
             block = parse_block(text)
         except NumberTextError as error:

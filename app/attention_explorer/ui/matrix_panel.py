@@ -173,7 +173,8 @@ class MatrixPanel(QWidget):
         pages = QTabWidget(self)
         pages.setDocumentMode(True)
         pages.setTabPosition(QTabWidget.TabPosition.South)
-        kind = "kv head" if name in ("K", "V") else "head"
+        # "kv head" only where query heads share K and V (grouped-query attention)
+        kind = "kv head" if name in ("K", "V") and self.session.config.grouped else "head"
         for head in range(heads):
             pages.addTab(self._make_editor(name, head), f"{kind} {head}")
         pages.currentChanged.connect(lambda index, n=name: self._on_head_tab_changed(n, index))
@@ -195,14 +196,10 @@ class MatrixPanel(QWidget):
         return editor
 
     # -- following the selected head -----------------------------------------------------
-    def _kv_group(self) -> int:
-        config = self.session.config
-        return max(1, config.heads // max(1, config.n_kv_heads))
-
     def _on_selected_head_changed(self, *_args: object) -> None:
         head = self.session.selected_head
         for name, pages in self._head_tabs.items():
-            index = head if name == "Q" else head // self._kv_group()
+            index = head if name == "Q" else self.session.config.kv_head_of(head)
             if 0 <= index < pages.count() and pages.currentIndex() != index:
                 with QSignalBlocker(pages):
                     pages.setCurrentIndex(index)
@@ -228,7 +225,7 @@ class MatrixPanel(QWidget):
         bar.setValue(header.sectionPosition(column) if per_pixel else column)
 
     def _on_head_tab_changed(self, name: str, index: int) -> None:
-        head = index if name == "Q" else index * self._kv_group()
+        head = index if name == "Q" else index * self.session.config.kv_group
         if 0 <= head < self.session.config.heads and head != self.session.selected_head:
             with self.history.transaction(f"Select head {head}"):
                 self.session.selected_head = head

@@ -26,82 +26,39 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attention_explorer.numbers import format_number
+from attention_explorer import stage_rules
+from attention_explorer.stages import FOCUS_STAGE, panel_stages
+from attention_explorer.stages import stage as catalogue_stage
 from attention_explorer.ui.heatmap_view import HeatmapView
 from attention_explorer.ui.stage_keys import StageKeys
 
-#: The rows of views, each stage in pipeline order.
-PIPELINE_ROWS = (
-    ("X", "positions", "X_pos"),
-    ("Q", "K", "V"),
-    ("scores", "scaled", "masked"),
-    ("weights", "head_outputs"),
-    ("concat", "output"),
-)
-#: The stages of the foldable inputs group (those of them the computation has).
-INPUT_GROUP = ("X", "positions", "X_pos", "Q", "K", "V")
-#: Stages shown only in projection mode (the input the projections read).
-INPUT_STAGES = ("X", "positions", "X_pos")
-#: Stages shown only when positional encoding is on.
-POSITION_STAGES = ("positions", "X_pos")
 #: Width one caption and its view need, in pixels; the panel fits 1 to 3 per row.
 PAIR_WIDTH = 330
 #: Width of the caption beside each view.
 CAPTION_WIDTH = 60
-#: Stages shown only with several heads or an output projection.
-COMBINE_STAGES = ("concat", "output")
+#: The panel group that folds away (the inputs X … V); every other group stays in view.
+FOLDING_GROUP = "inputs"
 
 #: Cells a side shown around the cell the walkthrough points at when a view is shrunk.
 CELL_SPAN = 10
 
 
+def input_group() -> tuple[str, ...]:
+    """The stages of the foldable inputs group, in pipeline order (from the catalogue)."""
+    return panel_stages(FOLDING_GROUP)
+
+
 def step_caption(stage: str, trace) -> str:
-    """The operation that produces ``stage`` from the view before it, e.g. "× 1/√4"."""
-    config = trace.config if trace is not None else None
-    projected = config is None or config.mode == "projection"
-    simple = {"X": "input", "positions": "position\nencoding", "X_pos": "X + P"}
-    if stage in simple:
-        return simple[stage]
-    if stage in ("Q", "K", "V"):
-        return f"X · W_{stage}" if projected else f"{stage}\n(typed)"
-    if stage == "scores":
-        return "Q·Kᵀ"
-    if stage == "scaled":
-        if config is None or config.scale == "sqrt_dk":
-            text = f"× 1/√{config.head_dim}" if config else "× 1/√d_k"
-        elif config.scale == "none":
-            text = "× 1"
-        else:
-            text = f"× {format_number(trace.scale, 3)}"
-        if config is not None and config.temperature != 1:
-            text += f"\n÷ T={format_number(config.temperature, 3)}"
-        return text
-    if stage == "masked":
-        return f"mask\n({config.mask})" if config else "mask"
-    if stage == "weights":
-        normalizer = config.normalizer if config else "softmax"
-        return f"{normalizer}\nper {'cell' if normalizer == 'sigmoid' else 'row'}"
-    if stage == "head_outputs":
-        return "· V"
-    if stage == "concat":
-        return "concat\nheads"
-    return "· W_O"
+    """The operation that produces ``stage`` from the view before it, e.g. "× 1/√4" (the
+    catalogue's caption, filled in for ``trace``'s config; None: the plain caption)."""
+    return stage_rules.caption(stage, trace)
 
 
 def hidden_stages(trace) -> tuple[str, ...]:
-    """The stages a panel leaves out for ``trace``: the input row in direct mode, P and X + P
-    with positions off, concat and output for one head without W_O, output without W_O."""
-    hidden = []
-    config = trace.config
-    if config.mode != "projection":
-        hidden += INPUT_STAGES
-    elif getattr(config, "positional", "none") == "none":
-        hidden += POSITION_STAGES
-    if not (config.heads > 1 or trace.has("output")):
-        hidden += COMBINE_STAGES
-    elif not trace.has("output"):  # several heads, no W_O: their concatenation is the output
-        hidden.append("output")
-    return tuple(hidden)
+    """The stages a panel leaves out for ``trace`` (each stage's ``when`` rule in the
+    catalogue: the inputs in direct mode, P and X + P with positions off, concat and output
+    for one head without W_O, output without W_O)."""
+    return stage_rules.hidden_stages(trace)
 
 
 def pack_rows(shown, need: dict[str, int], width: int) -> tuple[tuple[str, ...], ...]:
@@ -113,8 +70,9 @@ def pack_rows(shown, need: dict[str, int], width: int) -> tuple[tuple[str, ...],
     two lines of a narrow panel: scores, scaled | masked, weights.
     """
     lines: list[tuple[str, ...]] = []
-    order = [s for row in PIPELINE_ROWS for s in row]
-    groups = ([s for s in order if s in INPUT_GROUP], [s for s in order if s not in INPUT_GROUP])
+    order = panel_stages()
+    folding = input_group()
+    groups = ([s for s in order if s in folding], [s for s in order if s not in folding])
     for group in groups:
         line: list[str] = []
         used = 0
@@ -148,10 +106,13 @@ class StagePanel(QWidget):
         self._arrangement: tuple = ()  # (columns, lines of stage names) of the current layout
         self._inputs_choice: bool | None = None  # the learner's click on the toggle; None: auto
         self._inputs_forced = False  # the walkthrough or the keyboard points into the inputs
+        self._latch = None  # (panel size, widths the views were laid out for, auto-open)
         self._build()
         self.keys = StageKeys(self)
         live_trace.updated.connect(self._on_trace_updated)
         session.events.selected_head.connect(self._on_selected_head_changed)
+        session.events.name.connect(self.relayout)  # another session: lay it out afresh
+        prefs.events.show_values.connect(self.relayout)  # numbers on or off need other widths
         if live_trace.trace is not None:
             self._on_trace_updated(live_trace.trace)
 
@@ -177,20 +138,19 @@ class StagePanel(QWidget):
         top.addWidget(self.inputs_toggle)
         top.addWidget(self.header, 1)
         self._column.addLayout(top)
-        for stages in PIPELINE_ROWS:
-            for stage in stages:
-                caption = QLabel(f"{step_caption(stage, None)}\n→", inner)
-                caption.setAlignment(Qt.AlignmentFlag.AlignCenter)
-                caption.setMinimumWidth(CAPTION_WIDTH - 4)
-                bold = caption.font()
-                bold.setBold(True)
-                caption.setFont(bold)  # not a style sheet: that would freeze the theme's colours
-                caption.setObjectName(f"caption_{stage}")
-                view = HeatmapView(stage, self.session, self.prefs, inner)
-                view.export_requested.connect(self.export_requested)
-                view.copy_requested.connect(self.copy_requested)
-                view.wanted_width_changed.connect(self._on_wanted_width_changed)
-                self._captions[stage], self._views[stage] = caption, view
+        for name in panel_stages():
+            caption = QLabel(f"{step_caption(name, None)}\n→", inner)
+            caption.setAlignment(Qt.AlignmentFlag.AlignCenter)
+            caption.setMinimumWidth(CAPTION_WIDTH - 4)
+            bold = caption.font()
+            bold.setBold(True)
+            caption.setFont(bold)  # not a style sheet: that would freeze the theme's colours
+            caption.setObjectName(f"caption_{name}")
+            view = HeatmapView(name, self.session, self.prefs, inner)
+            view.export_requested.connect(self.export_requested)
+            view.copy_requested.connect(self.copy_requested)
+            view.wanted_width_changed.connect(self._on_wanted_width_changed)
+            self._captions[name], self._views[name] = caption, view
         scroll = QScrollArea()
         scroll.setWidget(inner)
         scroll.setWidgetResizable(True)
@@ -207,40 +167,72 @@ class StagePanel(QWidget):
         return view.minimumSizeHint().height() + self._column.spacing()
 
     def _inputs_fit(self, input_lines: int, rest) -> bool:
-        """True when the input lines and every line up to the weights fit the panel's height."""
-        to_weights = next((k + 1 for k, line in enumerate(rest) if "weights" in line), len(rest))
+        """True when the input lines and every line up to the focus stage (the weights) fit
+        the panel's height."""
+        to_focus = next((k + 1 for k, line in enumerate(rest) if FOCUS_STAGE in line), len(rest))
         top = self.inputs_toggle.sizeHint().height() + 2 * self._column.spacing() + 4
-        return top + (input_lines + to_weights) * self._line_height() <= self.height()
+        return top + (input_lines + to_focus) * self._line_height() <= self.height()
+
+    def relayout(self, *_args) -> None:
+        """Decide the layout afresh from the views' wanted widths (the learner changed what
+        the views show: another session, numbers on or off)."""
+        self._latch = None
+        self._reflow()
+
+    def _needs(self, computed, width: int) -> dict[str, int]:
+        """The width each view is laid out for, latched: read from the views when the panel's
+        size changes (or on :meth:`relayout`), then kept while the numbers, tokens or heads
+        change, so an edit never moves views between side by side and full width."""
+        size = (width, self.height())
+        if self._latch is None or self._latch[0] != size:
+            self._latch = (size, {}, None)  # (size, needs, inputs open by themselves)
+        needs = self._latch[1]
+        for name in computed:
+            if name not in needs and self._views[name].frame is not None:
+                needs[name] = max(PAIR_WIDTH, self._views[name].wanted_width() + CAPTION_WIDTH)
+        return {s: needs.get(s, max(PAIR_WIDTH, 220 + CAPTION_WIDTH)) for s in computed}
+
+    def _inputs_shown(self, input_lines: int, rest) -> bool:
+        """Open or folded: the walkthrough's or the learner's choice, else what fits (decided
+        with the layout, not again on every edit)."""
+        if self._inputs_forced:
+            return True
+        if self._inputs_choice is not None:
+            return self._inputs_choice
+        size, needs, auto = self._latch
+        if auto is None:
+            auto = self._inputs_fit(input_lines, rest)
+            self._latch = (size, needs, auto)
+        return auto
 
     def _reflow(self) -> None:
         """Lay the (caption, view) pairs out in pipeline order, as many side by side as fit
-        the width each view asks for; fold the inputs away when they would push the weights
-        below the panel's bottom edge (unless the learner or the walkthrough opened them)."""
+        the width each view asked for when the layout was decided; fold the inputs away when
+        they would push the weights below the panel's bottom edge (unless the learner or the
+        walkthrough opened them)."""
         width = self.width() - self._scroll.verticalScrollBar().sizeHint().width()
         computed = tuple(s for s in self._views if s not in self._hidden)
-        need = {s: max(PAIR_WIDTH, self._views[s].wanted_width() + CAPTION_WIDTH) for s in computed}
+        need = self._needs(computed, width)
+        folding = input_group()
         lines = pack_rows(computed, need, width)
-        input_lines = tuple(line for line in lines if line[0] in INPUT_GROUP)
-        rest = tuple(line for line in lines if line[0] not in INPUT_GROUP)
-        if self._inputs_forced:
-            is_open = True
-        elif self._inputs_choice is not None:
-            is_open = self._inputs_choice
-        else:
-            is_open = self._inputs_fit(len(input_lines), rest)
-        self._update_toggle(tuple(s for s in computed if s in INPUT_GROUP), is_open)
+        input_lines = tuple(line for line in lines if line[0] in folding)
+        rest = tuple(line for line in lines if line[0] not in folding)
+        is_open = self._inputs_shown(len(input_lines), rest)
+        self._update_toggle(tuple(s for s in computed if s in folding), is_open)
         rows = (input_lines if is_open else ()) + rest
-        shown = tuple(s for line in rows for s in line)
         widest = max(220, width - CAPTION_WIDTH - 8)  # never wider than the panel
-        for stage in computed:
-            view = self._views[stage]
-            least = min(view.wanted_width(), widest)
+        for name in computed:
+            view = self._views[name]
+            least = min(need[name] - CAPTION_WIDTH, widest)
             if view.minimumWidth() != least:
                 view.setMinimumWidth(least)
         columns = max((len(r) for r in rows), default=1)
-        if (columns, rows) == self._arrangement:
-            return
-        self._arrangement = (columns, rows)
+        if (columns, rows) != self._arrangement:
+            self._arrangement = (columns, rows)
+            self._place(rows)
+
+    def _place(self, rows) -> None:
+        """Put the views of ``rows`` into the column, one layout line each; hide the rest."""
         while self._column.count() > 1:  # keep the header line, drop the old rows
             old = self._column.takeAt(1).layout()
             while old is not None and old.count():
@@ -248,17 +240,17 @@ class StagePanel(QWidget):
         for stages in filter(None, rows):
             line = QHBoxLayout()
             line.setSpacing(2)
-            for stage in stages:
-                line.addWidget(self._captions[stage])
-                line.addWidget(self._views[stage], 1)
+            for name in stages:
+                line.addWidget(self._captions[name])
+                line.addWidget(self._views[name], 1)
             self._column.addLayout(line, 1)
-        for stage in self._views:
-            self._captions[stage].setVisible(stage in shown)
-            self._views[stage].setVisible(stage in shown)
+        shown = {s for line in rows for s in line}
+        for name in self._views:
+            self._captions[name].setVisible(name in shown)
+            self._views[name].setVisible(name in shown)
 
     def _update_toggle(self, inputs: tuple[str, ...], is_open: bool) -> None:
-        names = {"positions": "P", "X_pos": "X + P"}
-        listed = ", ".join(names.get(s, s) for s in inputs)
+        listed = ", ".join(catalogue_stage(s).short_name for s in inputs)
         self.inputs_toggle.setVisible(bool(inputs))
         self.inputs_toggle.setChecked(is_open)
         arrow = Qt.ArrowType.DownArrow if is_open else Qt.ArrowType.RightArrow
@@ -274,7 +266,7 @@ class StagePanel(QWidget):
     def _on_inputs_toggled(self, checked: bool) -> None:
         self._inputs_choice = bool(checked)
         self._inputs_forced = False
-        self._reflow()
+        self.relayout()
         self._scroll.verticalScrollBar().setValue(0)  # the toggle is at the top: stay there
 
     def _on_wanted_width_changed(self, *_args) -> None:
@@ -322,7 +314,7 @@ class StagePanel(QWidget):
     def bring_into_view(self, stage: str | None) -> None:
         """Scroll the column so that the view of ``stage`` is on screen; an input stage opens
         the inputs group until a later call names a stage outside it."""
-        forced = stage in INPUT_GROUP
+        forced = stage in input_group()
         if forced != self._inputs_forced:
             self._inputs_forced = forced
             self._reflow()
@@ -352,7 +344,8 @@ class StagePanel(QWidget):
 
     def combine_row_shown(self) -> bool:
         """True when the concat view (and the W_O output, when computed) is part of the panel."""
-        return "concat" not in self._hidden
+        combine = panel_stages("combine")
+        return bool(combine) and combine[0] not in self._hidden
 
     def shown_stages(self) -> tuple[str, ...]:
         """Every stage this computation has, in pipeline order, the folded inputs included

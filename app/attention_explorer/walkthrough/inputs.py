@@ -120,11 +120,10 @@ def key(ctx: Context) -> WalkStep:
     intro = "A key says what a token offers to the queries that look at it."
     if not ctx.direct:
         intro += " Keys are embedding rows times W_K."
-    if config.n_kv_heads < config.heads:
-        group = config.heads // config.n_kv_heads
+    if config.grouped:
         intro += (
-            f" Here {group} query heads share each key/value head (grouped-query attention): "
-            f"head {ctx.head} uses key/value head {ctx.head // group}."
+            f" Here {config.kv_group} query heads share each key/value head (grouped-query "
+            f"attention): head {ctx.head} uses key/value head {config.kv_head_of(ctx.head)}."
         )
     title = "Keys: K = X W_K" if not ctx.direct else "Keys K (given directly)"
     text = paragraphs(intro) + _qkv_text(ctx, "K", j) + paragraphs(_pair(ctx))

@@ -1,0 +1,125 @@
+"""The pieces of an explanation: steps, terms, dot products and why a mask hides a key.
+
+:mod:`attention_explorer.engine.explain` builds explanations out of these.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from attention_explorer.numbers import format_number
+
+
+@dataclass(frozen=True)
+class MaskReason:
+    """Why query ``query`` may or may not look at key ``key``, as data, not words.
+
+    ``kind``: "allowed", "causal" (the key comes after the query), "padding" (the key is
+    padding) or "custom" (the custom mask hides it). Labels are the tokens as the views
+    show them.
+    """
+
+    kind: str
+    query: int
+    key: int
+    query_label: str
+    key_label: str
+
+    @property
+    def hidden(self) -> bool:
+        """True when the mask hides the key from the query."""
+        return self.kind != "allowed"
+
+    def text(self) -> str:
+        """The reason in words, naming the tokens by their labels."""
+        q, k = f"“{self.query_label}”", f"“{self.key_label}”"
+        return {
+            "allowed": f"query {q} may attend to key {k}",
+            "causal": f"causal mask: key {k} comes after query {q}",
+            "padding": f"key {k} is padding",
+            "custom": f"the custom mask hides key {k} from query {q}",
+        }[self.kind]
+
+
+@dataclass
+class Step:
+    """One step of the arithmetic: a title, its terms as (label, value), and the result."""
+
+    title: str
+    terms: list[tuple[str, float]] = field(default_factory=list)
+    result: float | None = None
+    formula: str = ""
+    hidden_terms: int = 0
+    reason: MaskReason | None = None
+
+    def text(self) -> str:
+        """The step as lines of plain text."""
+        lines = [self.title]
+        if self.formula:
+            lines.append(f"  {self.formula}")
+        for label, value in self.terms:
+            lines.append(f"  {label} = {format_number(value)}")
+        if self.hidden_terms:
+            lines.append(f"  ... and {self.hidden_terms} more")
+        if self.result is not None:
+            lines.append(f"  = {format_number(self.result)}")
+        return "\n".join(lines)
+
+
+@dataclass
+class CellExplanation:
+    """How the value at (row, col) of ``stage`` for ``head`` came about."""
+
+    stage: str
+    head: int
+    row: int
+    col: int
+    value: float
+    row_label: str
+    col_label: str
+    steps: list[Step] = field(default_factory=list)
+
+    @property
+    def headline(self) -> str:
+        """One line: which cell and its value."""
+        where = f"{self.stage}[{self.row_label}, {self.col_label}]"
+        return f"{where} (head {self.head}) = {format_number(self.value)}"
+
+    def text(self) -> str:
+        """The whole explanation as plain text."""
+        return "\n".join([self.headline, *(s.text() for s in self.steps)])
+
+
+def first_terms(label_of, values, limit):
+    """The first ``limit`` (label, value) pairs and how many were left out; ``limit`` may
+    also be a sequence of the term indices to show.
+
+    ``label_of(t)`` is called only for the terms shown, so a 4096-key row costs ``limit``
+    labels, not 4096.
+    """
+    count = len(values)
+    if isinstance(limit, int):
+        chosen = range(min(limit, count))
+    else:
+        chosen = [t for t in limit if 0 <= t < count]
+    shown = [(label_of(t), float(values[t])) for t in chosen]
+    return shown, max(0, count - len(shown))
+
+
+def dot_step(title, lhs, rhs, result, limit):
+    """One dot product term by term. ``lhs``/``rhs`` are (name, values); a name holds ``{t}``
+    where the term's index goes (``"W_Q[{t}, 0]"``), or is plain (``"q"`` -> ``q[t]``)."""
+    (left_name, left), (right_name, right) = lhs, rhs
+    products = np.asarray(left, dtype=np.float64) * np.asarray(right, dtype=np.float64)
+
+    def name(pattern, t):
+        return pattern.format(t=t) if "{t}" in pattern else f"{pattern}[{t}]"
+
+    def label(t):
+        product = f"{format_number(left[t])}×{format_number(right[t])}"
+        return f"{name(left_name, t)}·{name(right_name, t)} = {product}"
+
+    shown, hidden = first_terms(label, products, limit)
+    return Step(title, shown, float(result), hidden_terms=hidden)
