@@ -1,5 +1,6 @@
 """Puts the model-run features into the window: the Compare dock (View > Compare with
-original, Ctrl+Shift+D). One call from MainWindow, so main_window.py stays as it was."""
+original, Ctrl+Shift+D), the Model output dock, the run that follows every edit of a model
+layer (ModelLive) and knockouts. One call from MainWindow, so main_window.py stays small."""
 
 from __future__ import annotations
 
@@ -7,6 +8,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 
 from attention_explorer.ui.compare_view import CompareView
+from attention_explorer.ui.model_knockouts import Knockouts
+from attention_explorer.ui.model_live import ModelLive
+from attention_explorer.ui.model_output import OutputPanel
 
 
 def _menu(window, title: str):
@@ -40,6 +44,27 @@ def install_compare(window) -> None:
     window.document.replaced.connect(lambda: window.compare.set_original(window.session.data()))
 
 
+def install_model_run(window) -> None:
+    """The Model output dock (under the Model dock), the live model run and knockouts."""
+    window.model_output = OutputPanel()
+    window.output_dock = window._dock(  # noqa: SLF001 - the window's own dock factory
+        "Model output", window.model_output, Qt.DockWidgetArea.RightDockWidgetArea
+    )
+    window.splitDockWidget(window.model_dock, window.output_dock, Qt.Orientation.Vertical)
+    window.output_dock.hide()
+    window.model_live = ModelLive(
+        window.session, window.prefs, window.model_panel, window.model_output, window
+    )
+    window.knockouts = Knockouts(window.session, window.history, window.model_panel, window)
+    window.model_panel.origin_changed.connect(
+        lambda: window.output_dock.setVisible(
+            window.model_dock.isVisible() and window.model_panel.origin is not None
+        )
+    )
+    _menu(window, "View").addAction(window.output_dock.toggleViewAction())
+
+
 def install_model_features(window) -> None:
     """Everything this module adds to ``window`` (a MainWindow)."""
     install_compare(window)
+    install_model_run(window)
