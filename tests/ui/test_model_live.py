@@ -69,3 +69,103 @@ def test_an_edit_runs_the_rest_of_the_model(qtbot, model_window, gpt2_folder):
     assert np.allclose(overview.weights[0], 0.0)
     window.model_panel.show_box.setCurrentText("Original")
     np.testing.assert_allclose(overview.weights, live.original.attentions, atol=1e-6)
+
+
+def test_the_output_panel_shows_the_prediction_before_and_after(qtbot, model_window, gpt2_folder):
+    window = model_window
+    load(qtbot, window, gpt2_folder)
+    open_head(qtbot, window, 0, 1)
+    live = ran(qtbot, window)
+    output = window.model_output
+    assert output.mode() == "decoder"
+    n = len(live.edited.tokens)
+    assert output.position.value() == n - 1  # the last position by default
+    edit_w_q(window, factor=5.0)
+    qtbot.waitUntil(lambda: live.edited is not live.original, timeout=RUN_MS)
+    ran(qtbot, window)
+    table = output.table
+    top = live.edited.top_tokens(n - 1, 10)
+    before = np.exp(live.original.log_probs(n - 1))
+    assert table.rowCount() == 10
+    for row, (token, index, p) in enumerate(top):
+        assert table.item(row, 0).text() == token
+        assert table.item(row, 1).text() == f"{100 * p:.1f}%"
+        assert table.item(row, 2).text() == f"{100 * before[index]:.1f}%"
+    strip = output.strip.values  # [2, n - 1]: before, after
+    np.testing.assert_allclose(strip[0], np.exp(live.original.next_token_log_probs()))
+    np.testing.assert_allclose(strip[1], np.exp(live.edited.next_token_log_probs()))
+    output.position.setValue(2)
+    assert table.item(0, 0).text() == live.edited.top_tokens(2, 1)[0][0]
+    moved = output.moved.values  # [layers + 1, n]
+    assert np.allclose(moved[:1], 0.0) and moved[1:].max() > 0  # layer 0 edited: from there on
+
+
+def test_a_knockout_is_one_undo_step_and_drawn_crossed(qtbot, model_window, gpt2_folder):
+    window = model_window
+    load(qtbot, window, gpt2_folder)
+    open_head(qtbot, window, 1, 0)
+    live = ran(qtbot, window)
+    menu = window.knockouts.menu(2, 3)
+    assert menu.actions()[0].text() == "Knock out layer 2 head 3"
+    menu.actions()[0].trigger()
+    assert window.history.undo_label == "Knock out layer 2 head 3"
+    qtbot.waitUntil(lambda: live.edited is not live.original, timeout=RUN_MS)
+    ran(qtbot, window)
+    want = model_run(gpt2_folder, TEXT, knockout=[(2, 3)])
+    np.testing.assert_allclose(live.edited.logits, want.logits, atol=1e-4)
+    overview = window.model_panel.overview
+    assert overview.marked_crosses() == 1 and overview.unchanged_labels() == 2
+    assert window.knockouts.menu(2, 3).actions()[0].text() == "Restore layer 2 head 3"
+    window.history.undo()
+    qtbot.waitUntil(lambda: live.edited is live.original, timeout=RUN_MS)
+    assert overview.marked_crosses() == 0
+    assert not window.knockouts.toggle(9, 0)  # no such layer: refused, nothing changes
+    assert window.knockouts.pairs() == ()
+
+
+def test_stale_runs_are_dropped(qtbot, model_window, gpt2_folder):
+    window = model_window
+    load(qtbot, window, gpt2_folder)
+    open_head(qtbot, window, 2, 0)
+    live = ran(qtbot, window)
+    shown = []
+    live.runner.ready.connect(lambda o, e, request: shown.append(request))
+    for factor in (2.0, 3.0, 4.0, 5.0):
+        edit_w_q(window, factor=factor, cell=(0, 0))
+        live.request()
+    last = live.runner.request_id
+    qtbot.waitUntil(lambda: live.shown_request == last, timeout=RUN_MS)
+    assert live.edited.edits[2].inputs.W_Q[0, 0] == 5.0
+    assert len(shown) < 5  # the worker took only the latest of a burst
+
+
+def test_a_masked_lm_predicts_at_mask(qtbot, model_window, bert_folder):
+    window = model_window
+    load(qtbot, window, bert_folder, "the cat [MASK] on the mat")
+    open_head(qtbot, window, 0, 0)
+    live = ran(qtbot, window)
+    output = window.model_output
+    assert output.mode() == "mlm"
+    position = live.edited.tokens.index("[MASK]")
+    assert output.position.value() == position
+    assert output.table.item(0, 0).text() == live.edited.top_tokens(position, 1)[0][0]
+    assert not output.strip.isVisible()
+
+
+def test_minilm_compares_embeddings_and_says_it_has_no_head(qtbot, model_window, minilm_folder):
+    window = model_window
+    load(qtbot, window, minilm_folder, "The cat sat on the mat.")
+    open_head(qtbot, window, 3, 2)
+    live = ran(qtbot, window)
+    output = window.model_output
+    assert output.mode() == "embedding"
+    assert "no output head" in output.kind.text() and not output.table.isVisible()
+    qtbot.waitUntil(lambda: output.second_embedding is not None, timeout=RUN_MS)
+    assert "before" in output.similarity.text()
+    edit_w_q(window, factor=4.0)
+    qtbot.waitUntil(lambda: live.edited is not live.original, timeout=RUN_MS)
+    ran(qtbot, window)
+    second = model_run(minilm_folder, output.second.text()).embedding()
+    after = live.edited.embedding()
+    want = after @ second / np.linalg.norm(after) / np.linalg.norm(second)
+    assert f"after {want:.4f}" in output.similarity.text()

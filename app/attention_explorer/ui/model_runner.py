@@ -39,7 +39,7 @@ class ModelRunner(QObject):
         self.original = None  # the model's own run on the text
         self._previous = None  # the latest edited run (reused up to its first changed layer)
         self._second: dict[str, np.ndarray] = {}  # sentence -> its embedding [d]
-        self._job = None
+        self._jobs: dict[str, tuple] = {}  # the latest "run" and "second" job, at most one each
         self._request = 0
         self._wake = threading.Condition()
         self._thread: threading.Thread | None = None
@@ -59,59 +59,69 @@ class ModelRunner(QObject):
     def request(self, edits: dict, knockout=()) -> int:
         """Run the model with ``edits`` ({layer: SessionData}) and ``knockout`` ((layer, head)
         pairs); returns the request's number (``ready`` carries it)."""
-        return self._submit(("run", dict(edits), tuple(knockout)))
+        if self.loaded is None:
+            return self._request
+        with self._wake:
+            self._request += 1
+            job = (self._request, self.loaded, self.text, dict(edits), tuple(knockout))
+            self._jobs["run"] = job
+            self._start()
+        return self._request
 
-    def request_embedding(self, sentence: str) -> int:
+    def request_embedding(self, sentence: str) -> None:
         """The mean-pooled embedding of ``sentence`` (``second_ready``), e.g. to compare."""
         if sentence in self._second:
             self.second_ready.emit(sentence, self._second[sentence])
-            return self._request
-        return self._submit(("second", sentence))
+        elif self.loaded is not None:
+            with self._wake:
+                self._jobs["second"] = (self.loaded, sentence)
+                self._start()
 
-    def _submit(self, job) -> int:
-        if self.loaded is None:
-            return self._request
-        with self._wake:  # the thread ends only under this lock, after clearing _thread
-            self._request += 1
-            self._job = (self._request, self.loaded, self.text, job)
-            self._wake.notify()
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._loop, name="model-runner", daemon=True)
-                self._thread.start()
-        return self._request
+    def _start(self) -> None:
+        """Wake the worker (under the lock: the thread ends only under it, clearing _thread)."""
+        self._wake.notify()
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._loop, name="model-runner", daemon=True)
+            self._thread.start()
 
     # -- the worker thread ------------------------------------------------------------------
     def _loop(self) -> None:
         while True:
             with self._wake:
-                if self._job is None:
+                if not self._jobs:
                     self._wake.wait(timeout=30.0)
-                    if self._job is None:
+                    if not self._jobs:
                         self._thread = None
                         return
-                request, loaded, text, job = self._job
-                self._job = None
+                kind = "run" if "run" in self._jobs else "second"
+                job = self._jobs.pop(kind)
             self.busy.emit(True)
+            request = job[0] if kind == "run" else None
             try:
-                self._do(request, loaded, text, job)
+                if kind == "run":
+                    self._run(*job)
+                else:
+                    self._embed(*job)
             except ModelError as exc:
-                if request == self._request:
+                if request in (None, self._request):
                     self.failed.emit(str(exc))
             except Exception as exc:  # the thread must not die silently
-                if request == self._request:
+                if request in (None, self._request):
                     self.failed.emit(f"could not run the model: {type(exc).__name__}: {exc}")
             finally:
-                self.busy.emit(self._job is not None)
+                self.busy.emit(bool(self._jobs))
 
-    def _do(self, request: int, loaded, text: str, job) -> None:
+    def _embed(self, loaded, sentence: str) -> None:
         from attention_explorer.models import model_run  # the model run, read when first used
 
-        if job[0] == "second":
-            embedding = model_run(loaded, job[1]).embedding()  # [d]
-            self._second[job[1]] = embedding
-            self.second_ready.emit(job[1], embedding)
-            return
-        _kind, edits, knockout = job
+        embedding = model_run(loaded, sentence).embedding()  # [d]
+        if loaded is self.loaded:
+            self._second[sentence] = embedding
+        self.second_ready.emit(sentence, embedding)
+
+    def _run(self, request: int, loaded, text: str, edits: dict, knockout: tuple) -> None:
+        from attention_explorer.models import model_run  # the model run, read when first used
+
         started = time.perf_counter()
 
         def step(done: int, total: int) -> None:
