@@ -169,3 +169,37 @@ def test_minilm_compares_embeddings_and_says_it_has_no_head(qtbot, model_window,
     after = live.edited.embedding()
     want = after @ second / np.linalg.norm(after) / np.linalg.norm(second)
     assert f"after {want:.4f}" in output.similarity.text()
+
+
+def test_which_heads_matter_maps_every_head_and_exports(qtbot, model_window, gpt2_folder, tmp_path):
+    window = model_window
+    load(qtbot, window, gpt2_folder)
+    titles = [a.text() for a in window.menuBar().actions()]
+    assert titles.index("&Model") == titles.index("&Help") - 1
+    window.sweep_action.trigger()
+    dialog = window.sweep_dialog
+    with qtbot.waitSignal(dialog.worker.finished, timeout=RUN_MS) as done:
+        dialog.start()
+    result = done.args[0]
+    want = models.knockout_sweep(gpt2_folder, TEXT)
+    np.testing.assert_allclose(result.changes, want, atol=1e-4)
+    frame = dialog.map.frame
+    assert frame.shape == (3, 4) and frame.levels[1] == -frame.levels[0] > 0
+    np.testing.assert_allclose(frame.image, want, atol=1e-4)
+    assert "largest change" in dialog.note.text()
+    path = tmp_path / "sweep.png"
+    assert dialog.export(str(path)) and path.stat().st_size > 1000
+    dialog.close()
+
+
+def test_a_sweep_can_be_cancelled(qtbot, model_window, gpt2_folder):
+    window = model_window
+    load(qtbot, window, gpt2_folder)
+    window.sweep_action.trigger()
+    dialog = window.sweep_dialog
+    dialog.worker.progress.connect(lambda *_: dialog.worker.cancel.set())
+    with qtbot.waitSignal(dialog.worker.failed, timeout=RUN_MS) as failed:
+        dialog.start()
+    assert "cancelled" in failed.args[0]
+    assert dialog.map.frame is None and dialog.start_button.isEnabled()
+    dialog.close()

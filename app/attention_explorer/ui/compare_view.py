@@ -81,8 +81,9 @@ class FrameView(QWidget):
         self.message.setText(text)
         self._stack.setCurrentWidget(self.message)
 
-    def show_frame(self, frame, cmap: str) -> None:
-        """Draw ``frame`` with the colour map named ``cmap``."""
+    def show_frame(self, frame, cmap: str, axes: tuple[str, str] | None = None) -> None:
+        """Draw ``frame`` with the colour map named ``cmap``; ``axes`` names the row and
+        column axes of a frame that is not a stage (else the catalogue names them)."""
         self.frame = frame
         self._stack.setCurrentWidget(self.graphics)
         rows, cols = frame.shape
@@ -96,12 +97,24 @@ class FrameView(QWidget):
         overlay[frame.hidden] = (*MASKED_RGB, 255)
         self.hidden.setImage(overlay, autoLevels=False, levels=(0, 255))
         self.hidden.setRect(rect)
-        if self.axes is None or self.axes.stage != frame.stage:
-            self.axes = AxisLabels(self.plot, frame.stage)
         self.plot.setRange(xRange=(0, cols), yRange=(0, rows), padding=0)
-        self.axes.update(frame)
+        if axes is not None:  # not a stage of the catalogue (the knockout sweep's map)
+            self._label_axes(frame, axes)
+        else:
+            if self.axes is None or self.axes.stage != frame.stage:
+                self.axes = AxisLabels(self.plot, frame.stage)
+            self.axes.update(frame)
         colour = self.palette().color(QPalette.ColorRole.Text).name()
         self.plot.setTitle(title_html(frame.heading), color=colour)
+
+    def _label_axes(self, frame, axes: tuple[str, str]) -> None:
+        self.axes = None
+        rows = [(i + 0.5, str(label)) for i, label in enumerate(frame.row_labels)]
+        cols = [(i + 0.5, str(label)) for i, label in enumerate(frame.col_labels)]
+        self.plot.getAxis("left").setTicks([rows, []])
+        self.plot.getAxis("bottom").setTicks([cols, []])
+        self.plot.setLabel("left", axes[0])
+        self.plot.setLabel("bottom", axes[1])
 
 
 class _OriginalTraces(QObject):

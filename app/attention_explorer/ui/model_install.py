@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QMenu
 
 from attention_explorer.ui.compare_view import CompareView
 from attention_explorer.ui.model_knockouts import Knockouts
@@ -15,9 +16,13 @@ from attention_explorer.ui.model_output import OutputPanel
 
 def _menu(window, title: str):
     for action in window.menuBar().actions():
-        if action.menu() is not None and action.text().replace("&", "") == title:
+        if action.menu() is not None and action.text().replace("&", "") == title.replace("&", ""):
             return action.menu()
-    return window.menuBar().addMenu(title)
+    bar = window.menuBar()
+    menu = QMenu(title, bar)
+    help_menu = next((a for a in bar.actions() if a.text().replace("&", "") == "Help"), None)
+    bar.insertMenu(help_menu, menu) if help_menu is not None else bar.addMenu(menu)
+    return menu
 
 
 def install_compare(window) -> None:
@@ -64,7 +69,37 @@ def install_model_run(window) -> None:
     _menu(window, "View").addAction(window.output_dock.toggleViewAction())
 
 
+def show_sweep(window):
+    """Model > Which heads matter?: the sweep dialog for the Model panel's model and text."""
+    from attention_explorer.ui.model_sweep import SweepDialog
+
+    panel = window.model_panel
+    if panel.loaded is None:
+        window.model_dock.show()
+        window.status.show("Load a model in the Model panel first, then ask which heads matter")
+        return None
+    live = window.model_live
+    layer = live.edited_layer()
+    edits = {} if layer is None else {layer: window.session.data()}
+    dialog = SweepDialog(panel, edits, window)
+    dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    dialog.show()
+    window.sweep_dialog = dialog
+    return dialog
+
+
+def install_sweep(window) -> None:
+    """The Model menu with Which heads matter?"""
+    action = QAction("Which heads &matter?", window)
+    action.setStatusTip("Knock out each head in turn and map the change in the model's output")
+    action.triggered.connect(lambda *_: show_sweep(window))
+    menu = _menu(window, "&Model")
+    menu.addAction(action)
+    window.sweep_action = action
+
+
 def install_model_features(window) -> None:
     """Everything this module adds to ``window`` (a MainWindow)."""
     install_compare(window)
     install_model_run(window)
+    install_sweep(window)
