@@ -21,7 +21,7 @@ def test_ctrl_shift_d_compares_the_selected_stage(qtbot, window):
     compare = window.compare
     assert window.compare_dock.isVisible() and compare.stage == "scores"
     shown(qtbot, compare)
-    assert compare.note.text() == "no cell of this stage changed"
+    assert compare.note.text().endswith("no cell of this stage changed")
     assert not compare.views["difference"].frame.image.any()
 
 
@@ -34,7 +34,7 @@ def test_an_edit_shows_as_the_difference_of_the_two_traces(qtbot, window):
     window.session.selected_head = 1
     with window.history.transaction("Edit W_Q"):
         window.session.inputs = original.inputs.with_array("W_Q", original.inputs.W_Q * 3.0)
-    qtbot.waitUntil(lambda: compare.note.text().startswith("largest change"), timeout=10000)
+    qtbot.waitUntil(lambda: "largest change" in compare.note.text(), timeout=10000)
     before = compute_session(original).stage("weights", 1)  # [n, n]
     after = compute_session(window.session.data()).stage("weights", 1)
     frame = compare.views["difference"].frame
@@ -55,7 +55,7 @@ def test_original_and_edited_scores_share_their_levels(qtbot, window):
     data = window.session.data()
     with window.history.transaction("Edit W_K"):
         window.session.inputs = data.inputs.with_array("W_K", data.inputs.W_K * 4.0)
-    qtbot.waitUntil(lambda: compare.note.text().startswith("largest change"), timeout=10000)
+    qtbot.waitUntil(lambda: "largest change" in compare.note.text(), timeout=10000)
     left, right = compare.views["original"].frame, compare.views["edited"].frame
     assert left.levels == right.levels
     scores = compute_session(window.session.data()).stage("scores", 0)  # [n, n]

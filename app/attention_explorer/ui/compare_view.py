@@ -65,6 +65,7 @@ class FrameView(QWidget):
         self.plot.addItem(self.hidden)
         self.bar = pg.ColorBarItem(interactive=False, colorMapMenu=False, width=12)
         self.bar.setImageItem(self.image, insert_in=self.plot)
+        self.bar.axis.setWidth(46)  # room for "-0.25": the labels were cut off
         self.axes: AxisLabels | None = None
         self.message = QLabel()
         self.message.setTextFormat(Qt.TextFormat.PlainText)
@@ -81,9 +82,12 @@ class FrameView(QWidget):
         self.message.setText(text)
         self._stack.setCurrentWidget(self.message)
 
-    def show_frame(self, frame, cmap: str, axes: tuple[str, str] | None = None) -> None:
+    def show_frame(
+        self, frame, cmap: str, axes: tuple[str, str] | None = None, title: str | None = None
+    ) -> None:
         """Draw ``frame`` with the colour map named ``cmap``; ``axes`` names the row and
-        column axes of a frame that is not a stage (else the catalogue names them)."""
+        column axes of a frame that is not a stage (else the catalogue names them);
+        ``title`` replaces the frame's heading on screen (a picture keeps the heading)."""
         self.frame = frame
         self._stack.setCurrentWidget(self.graphics)
         rows, cols = frame.shape
@@ -105,7 +109,7 @@ class FrameView(QWidget):
                 self.axes = AxisLabels(self.plot, frame.stage)
             self.axes.update(frame)
         colour = self.palette().color(QPalette.ColorRole.Text).name()
-        self.plot.setTitle(title_html(frame.heading), color=colour)
+        self.plot.setTitle(title_html(title or frame.heading), color=colour)
 
     def _label_axes(self, frame, axes: tuple[str, str]) -> None:
         self.axes = None
@@ -273,17 +277,20 @@ class CompareView(QWidget):
         scale = self.prefs.weights_scale
         original, edited = side_frames(before, after, name, head, scale)
         cmap = colormap_name_for(name, self.prefs)
-        self.views["original"].show_frame(_retitled(original, "original"), cmap)
-        self.views["edited"].show_frame(_retitled(edited, "edited"), cmap)
+        self.views["original"].show_frame(_retitled(original, "original"), cmap, None, "original")
+        self.views["edited"].show_frame(_retitled(edited, "edited"), cmap, None, "edited")
         diff, why = difference_frame(before, after, name, head)
         if diff is None:
             self.views["difference"].show_message(why)
         else:
-            self.views["difference"].show_frame(diff, self.prefs.diverging_colormap)
+            self.views["difference"].show_frame(
+                diff, self.prefs.diverging_colormap, None, "edited − original"
+            )
         largest = 0.0 if diff is None else max(abs(diff.levels[0]), abs(diff.levels[1]))
         changed = diff is not None and bool(np.any(diff.image != 0))
+        what = f"{title(name, after.config.normalizer)} · head {head}: "
         self.note.setText(
-            f"largest change {largest:.3g}" if changed else "no cell of this stage changed"
+            what + (f"largest change {largest:.3g}" if changed else "no cell of this stage changed")
         )
 
     def _problem(self, before, after, name: str, head: int) -> str:

@@ -55,17 +55,22 @@ def install_model_run(window) -> None:
     window.output_dock = window._dock(  # noqa: SLF001 - the window's own dock factory
         "Model output", window.model_output, Qt.DockWidgetArea.RightDockWidgetArea
     )
-    window.splitDockWidget(window.model_dock, window.output_dock, Qt.Orientation.Vertical)
+    # A tab beside the Model dock: both need the height (10 predictions and two maps; the
+    # overview's maps at 40 px or more); the Model panel's message line sums the output up.
+    window.tabifyDockWidget(window.model_dock, window.output_dock)
     window.output_dock.hide()
     window.model_live = ModelLive(
         window.session, window.prefs, window.model_panel, window.model_output, window
     )
     window.knockouts = Knockouts(window.session, window.history, window.model_panel, window)
-    window.model_panel.origin_changed.connect(
-        lambda: window.output_dock.setVisible(
-            window.model_dock.isVisible() and window.model_panel.origin is not None
-        )
-    )
+
+    def follow_origin() -> None:
+        shown = window.model_dock.isVisible() and window.model_panel.origin is not None
+        window.output_dock.setVisible(shown)
+        if shown:
+            window.model_dock.raise_()
+
+    window.model_panel.origin_changed.connect(follow_origin)
     _menu(window, "View").addAction(window.output_dock.toggleViewAction())
 
 

@@ -99,11 +99,10 @@ class ModelLive(QObject):
         self.panel.progress.setVisible(False)
         first = self.first_changed_layer()
         if first is None:
-            self.panel.message.setText("The model's own run: edit a number to follow it.")
+            text = "The model's own run: edit a number to follow it to the output."
         else:
-            self.panel.message.setText(
-                f"Recomputed from layer {first} to the output in {self.latencies_ms[-1]:.0f} ms."
-            )
+            text = f"Recomputed from layer {first} to the output in {self.latencies_ms[-1]:.0f} ms."
+        self.panel.message.setText(f"{text} {self.output.summary()}".strip())
 
     def _on_progress(self, done: int, total: int) -> None:
         bar = self.panel.progress

@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attention_explorer.display.ticks import axis_ticks, short_label
+from attention_explorer.display.ticks import axis_ticks, short_label, tick_stride
 from attention_explorer.ui.colormaps import colormap_by_name
 
 DEFAULT_SECOND = "A cat was sleeping on the rug."
@@ -52,6 +52,14 @@ def _plain(text: str = "") -> QLabel:
 def percent(p: float) -> str:
     """A probability as a percentage with one decimal ("12.3%")."""
     return f"{100.0 * p:.1f}%"
+
+
+def change_text(change: float) -> str:
+    """A change of probability in percentage points ("+1.2 pp", "−0.4 pp", "0.0 pp")."""
+    points = round(100.0 * change, 1)
+    if points == 0:
+        return "0.0 pp"
+    return f"{'+' if points > 0 else '−'}{abs(points):.1f} pp"
 
 
 def cosine(a: np.ndarray, b: np.ndarray) -> float:
@@ -103,7 +111,8 @@ class _Map(QWidget):
         self.plot.getAxis("left").setTicks(
             [[(i + 0.5, short_label(s)) for i, s in enumerate(rows)], []]
         )
-        stride = max(1, -(-c // 24))
+        room = max(120.0, float(self.plot.getViewBox().width() or self.width() - 80))
+        stride = tick_stride(c, room, 7.0 * max(3, max((len(t) for t in cols), default=3)))
         self.plot.getAxis("bottom").setTicks([axis_ticks(tuple(cols), stride), []])
         self.plot.setRange(xRange=(0, c), yRange=(0, r), padding=0)
 
@@ -185,8 +194,29 @@ class OutputPanel(QWidget):
         self.moved.draw(moved, rows, edited.tokens, (0.0, max(1e-6, float(moved.max()))))
         self.moved.setVisible(True)
         self.moved_label.setVisible(True)
+        most = float(moved.max())
+        self.moved_label.setText(
+            "How far each layer's hidden state moved, per token (‖h_edited − h‖ / ‖h‖): "
+            + (f"at most {most:.3g}" if most > 0 else "nothing moved yet; edit a number")
+        )
         if mode == "embedding" and self.second_embedding is None:
             self.second_changed.emit(self.second.text())
+
+    def summary(self) -> str:
+        """One line: the top prediction before and after, or the similarity before and after
+        ("" when there is nothing to say yet)."""
+        mode = self.mode()
+        if mode in ("decoder", "mlm"):
+            position = self.position.value()
+            was, _i, p_was = self.original.top_tokens(position, 1)[0]
+            now, _j, p_now = self.edited.top_tokens(position, 1)[0]
+            where = "next token" if mode == "decoder" else f"prediction at {position}"
+            return f"Top {where}: “{was}” {percent(p_was)} → “{now}” {percent(p_now)}."
+        if mode == "embedding" and self.second_embedding is not None:
+            was = cosine(self.original.embedding(), self.second_embedding)
+            now = cosine(self.edited.embedding(), self.second_embedding)
+            return f"Similarity to the second sentence: {was:.4f} → {now:.4f}."
+        return ""
 
     def show_second(self, text: str, embedding) -> None:
         """The embedding ``[d]`` of the second sentence ``text`` is ready."""
@@ -237,13 +267,7 @@ class OutputPanel(QWidget):
         self.table.setRowCount(len(after))
         for row, (name, index, p) in enumerate(after):
             was = float(before[index])
-            change = p - was
-            cells = (
-                name,
-                percent(p),
-                percent(was),
-                f"{'+' if change >= 0 else '−'}{abs(100.0 * change):.1f} pp",
-            )
+            cells = (name, percent(p), percent(was), change_text(p - was))
             for col, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 if col:
