@@ -57,7 +57,7 @@ class Stage:
     rows: str  #: what a row is: "queries", "keys"
     cols: str  #: what a column is: "keys", "dimension", "output dimension"
     kind: str  #: "signed", "unit" or "free" (see the module docstring)
-    shrink: str  #: "max" or "mean"
+    shrink: str  #: "max", "mean" or "absmax" (largest magnitude, sign kept)
     decimals: int = DEFAULT_DECIMALS  #: decimals of its numbers (cells, tooltips, exports)
     #: rows of probabilities that the per-row and log colour scales apply to (the weights);
     #: every other stage is always drawn on its linear levels
@@ -105,13 +105,21 @@ _QUERY_KEYS = ("queries", "keys")
 _QUERY_OUTPUTS = ("queries", "output dimension")
 
 
-def _shared(name, title, formula, axes, kind, shrink="mean", **more) -> Stage:
+def _default_shrink(kind: str) -> str:
+    """Signed stages shrink by each block's value of largest magnitude (block means of both
+    signs cancel to a flat square); the others by the block mean."""
+    return "absmax" if kind == "signed" else "mean"
+
+
+def _shared(name, title, formula, axes, kind, shrink=None, **more) -> Stage:
     """A stage with one matrix for all heads."""
+    shrink = shrink or _default_shrink(kind)
     return Stage(name, title, formula, False, *axes, kind, shrink, **more)
 
 
-def _per_head(name, title, formula, axes, kind, shrink="mean", **more) -> Stage:
+def _per_head(name, title, formula, axes, kind, shrink=None, **more) -> Stage:
     """A stage with one matrix per head."""
+    shrink = shrink or _default_shrink(kind)
     return Stage(name, title, formula, True, *axes, kind, shrink, **more)
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from attention_explorer.blocks import reduce_blocks
 from attention_explorer.display import build_frame
-from attention_explorer.display.shrink import absmax_blocks, shrink, shrink_rule
+from attention_explorer.display.shrink import shrink, shrink_rule
 from attention_explorer.engine import AttentionConfig, AttentionInputs, compute
 
 
@@ -20,7 +21,7 @@ def test_absmax_keeps_sign_and_largest_magnitude_and_skips_masked_cells():
     values = np.array(
         [[1.0, -5.0, 2.0, 2.0], [3.0, 0.0, -1.0, 2.5], [-np.inf, -np.inf, -np.inf, -7.0]]
     )  # [3, 4]
-    image, hidden = absmax_blocks(values, 2, 2)  # [2, 2]
+    image, hidden = reduce_blocks(values, 2, 2, "absmax")  # [2, 2]
     np.testing.assert_array_equal(image, [[-5.0, 2.5], [0.0, -7.0]])
     np.testing.assert_array_equal(hidden, [[False, False], [True, False]])
     assert np.isfinite(image).all()

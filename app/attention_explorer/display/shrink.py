@@ -57,30 +57,14 @@ def shrink(values: np.ndarray, how: str = "mean", limit: int = DISPLAY_LIMIT) ->
         finite = np.isfinite(values)  # [rows, cols]
         image = values if finite.all() else np.where(finite, values, 0.0)
         return Shrunk(fits_float32(image), ~finite, (1, 1), how)
-    if how == "absmax":
-        image, hidden = absmax_blocks(values, fr, fc)
-    else:
-        image, hidden = reduce_blocks(values, fr, fc, how)
+    image, hidden = reduce_blocks(values, fr, fc, how)
     return Shrunk(image, hidden, (fr, fc), how)
 
 
 def shrink_rule(name: str) -> str:
-    """The rule stage ``name`` shrinks by: ``absmax`` for signed stages, else the catalogue's."""
-    entry = stage(name)
-    return "absmax" if entry.kind == "signed" else entry.shrink
-
-
-def absmax_blocks(values: np.ndarray, fr: int, fc: int) -> tuple[np.ndarray, np.ndarray]:
-    """(image, hidden) of the ``fr`` x ``fc`` blocks of ``values [rows, cols]`` (may hold
-    −∞): each block's finite value of largest magnitude, its sign kept (a tie keeps the
-    positive one); blocks with no finite cell are hidden (image 0)."""
-    high, hidden = reduce_blocks(values, fr, fc, "max")  # [R, C]
-    masked = np.isneginf(values)  # [rows, cols]
-    kind = values.dtype if values.dtype.kind == "f" else np.float64
-    negated = np.negative(values, where=~masked, out=np.full(values.shape, -np.inf, kind))
-    low, _ = reduce_blocks(negated, fr, fc, "max")  # [R, C]: minus each block's minimum
-    image = np.where(low > high, -low, high)  # [R, C]
-    return fits_float32(np.where(hidden, 0.0, image)), hidden
+    """The rule stage ``name`` shrinks by, from the catalogue (the engine's previews use it
+    too, so a preview is the shrink of the full stage): ``absmax`` for signed stages."""
+    return stage(name).shrink
 
 
 def block_labels(labels: tuple[str, ...], factor: int) -> tuple[str, ...]:

@@ -228,6 +228,8 @@ class SquarePreviews:
         means over the allowed cells only, blocks with none hidden. A block whose keys are all
         visible is the scaled block itself (``scaled_images``, when given): only the columns
         holding partly hidden blocks (the diagonal of a causal mask) are averaged here."""
+        if self.builders["masked"].how != "mean":  # absmax: the rule over allowed cells
+            return self._masked_by_rule(scaled, allowed)
         fr, fc = self.block
         c, rows, m = scaled.shape
         cached = self.share is not None and scaled.dtype == np.float32
@@ -256,13 +258,16 @@ class SquarePreviews:
             with np.errstate(invalid="ignore", divide="ignore"):
                 averaged = means / np.where(taken, share[:, cells], 1.0)
             image[:, :, cells] = np.where(taken, averaged, image[:, :, cells])
-        if stage("masked").kind == "signed":  # levels from the largest size: 0 changes none
-            low, high = zeroed.min(axis=(1, 2)), zeroed.max(axis=(1, 2))  # [c]
-        else:
-            low = np.min(scaled, axis=(1, 2), where=allowed, initial=np.inf)  # [c]
-            high = np.max(scaled, axis=(1, 2), where=allowed, initial=-np.inf)
+        low, high = _masked_range(scaled, allowed)
         image = image.astype(scaled.dtype, copy=False)
         return list(image), [hidden] * c, low, high
+
+    def _masked_by_rule(self, scaled: np.ndarray, allowed: np.ndarray) -> tuple:
+        """(images, hiddens, low, high) of ``masked`` shrunk by its builder's rule (e.g. the
+        value of largest magnitude) over the allowed cells of ``scaled [c, rows, m]``."""
+        masked = np.where(allowed, scaled, -np.inf)  # [c, rows, m]
+        images, hiddens = self.builders["masked"].shrink(masked)
+        return (images, hiddens, *_masked_range(scaled, allowed))
 
     def results(self) -> dict[str, StagePreview]:
         """Every stage's finished preview."""
@@ -301,3 +306,14 @@ def _preview_of(values: np.ndarray, how: str, limit: int) -> StagePreview:
         part = values[r0 : r0 + step]  # [rows, m]
         builder.add(r0, (part.astype(np.float32) if part.dtype == bool else part)[None])
     return builder.result()
+
+
+def _masked_range(scaled: np.ndarray, allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(low, high) [c] of the masked stage's finite cells, by the catalogue's kind: a signed
+    stage's levels come from its largest size, where the hidden cells' 0 changes none."""
+    if stage("masked").kind == "signed":
+        zeroed = scaled * allowed  # [c, rows, m]
+        return zeroed.min(axis=(1, 2)), zeroed.max(axis=(1, 2))
+    low = np.min(scaled, axis=(1, 2), where=allowed, initial=np.inf)  # [c]
+    high = np.max(scaled, axis=(1, 2), where=allowed, initial=-np.inf)
+    return low, high
