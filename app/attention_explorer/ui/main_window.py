@@ -31,6 +31,7 @@ from attention_explorer.ui.heads_grid import HeadsGrid
 from attention_explorer.ui.live_trace import LiveTrace
 from attention_explorer.ui.main_menus import build_menus
 from attention_explorer.ui.matrix_panel import MatrixPanel
+from attention_explorer.ui.model_install import install_model_features
 from attention_explorer.ui.model_panel import ModelPanel
 from attention_explorer.ui.preferences import ViewPreferences
 from attention_explorer.ui.stage_panel import StagePanel
@@ -60,6 +61,7 @@ class MainWindow(QMainWindow):
         self.setObjectName("mainWindow")
         self._build_widgets()
         self.menus = build_menus(self)
+        install_model_features(self)
         self._connect()
         apply_theme(self.prefs.theme)
         self._default_layout()
