@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
@@ -16,7 +18,9 @@ from PySide6.QtWidgets import (
 from attention_explorer.models.focus import focus_for
 from attention_explorer.session.model import Session
 from attention_explorer.ui.live_trace import LiveTrace
+from attention_explorer.ui.session_links import connect_until_destroyed
 from attention_explorer.walkthrough import WalkStep, steps_for
+from attention_explorer.walkthrough.follow import Followed
 
 #: The narration shows at least this many lines; longer steps scroll.
 NARRATION_LINES = 7
@@ -47,10 +51,7 @@ class WalkthroughPanel(QWidget):
         self.live_trace = live_trace
         self._steps: list[WalkStep] = []
         self._index = 0
-        self._focus: tuple[int, int] | None = None  # (query row, key column) once resolved
-        self._focus_tokens: tuple = ()
-        self._chosen_by = "walkthrough"  # who chose the followed query: you, example, walkthrough
-        self._head: int | None = None
+        self._follow = Followed(head=session.selected_head)  # the head and query followed
         self._written_cell: tuple[int, int] | None = None
         self._written_head: int | None = None
         self._stale_trace = None
@@ -58,6 +59,11 @@ class WalkthroughPanel(QWidget):
         self._build()
         live_trace.updated.connect(self._on_trace_updated)
         live_trace.failed.connect(self._on_trace_failed)
+        links = [
+            (session.events.selected_head, self._on_head_chosen),
+            (session.events.selected_cell, self._on_cell_chosen),
+        ]
+        connect_until_destroyed(self, links)
         self.restart()
 
     # -- layout ------------------------------------------------------------------------------
@@ -139,58 +145,84 @@ class WalkthroughPanel(QWidget):
             self._show(navigated=True)
 
     def restart(self) -> None:
-        """Start again at step 1, following the session's selected head and cell if set."""
+        """Start again at step 1, still following the head and query the learner chose (a
+        cell selected in a view counts as a choice), scrolled to the top of the narration."""
         cell, head = self.session.selected_cell, self.session.selected_head
-        self._focus = None if cell is None or cell == self._written_cell else tuple(cell)
-        self._chosen_by = "you" if self._focus is not None else "walkthrough"
-        self._focus_tokens = ()
-        # A trace computed before the restart may belong to the previous document: the first
-        # new one picks the focus afresh unless the user chose a cell.
-        self._stale_trace = self.live_trace.trace if self._focus is None else None
+        follow = self._follow
+        if cell is not None and cell != self._written_cell:
+            follow = follow.with_query(cell[0], self._tokens(), cell[1])
+        if follow.by != "you":
+            follow = Followed(head=follow.head, tokens=self._tokens())
+            # A trace computed before the restart may belong to the previous document: the
+            # first new one picks the focus afresh.
+            self._stale_trace = self.live_trace.trace
         if head != self._written_head:
-            self._head = head
+            follow = replace(follow, head=head)
+        self._follow = follow
         self._index = 0
         self._rebuild()
         self._show(navigated=True)
+        self.narration.verticalScrollBar().setValue(0)
+
+    def new_document(self) -> None:
+        """A new document replaced the old one: forget the old choices, start at step 1."""
+        self._follow = Followed(head=self.session.selected_head)
+        self._written_cell = None
+        self.restart()
+
+    def follow_token(self, row: int) -> None:
+        """Follow query ``row`` from now on ("follow this token"), keeping the step and head;
+        the key becomes the one that query attends to most."""
+        trace = self.live_trace.trace
+        if trace is None or not 0 <= row < trace.n_queries:
+            return
+        self._follow = self._follow.with_query(row, self._tokens())
+        self._stale_trace = None
+        self._refresh()
+
+    def followed(self) -> Followed:
+        """The head and query followed now, and who chose them."""
+        return self._follow
 
     # -- building ----------------------------------------------------------------------------
+    def _tokens(self) -> tuple[str, ...]:
+        trace = self.live_trace.trace
+        return tuple(trace.tokens) if trace is not None else tuple(self.session.tokens)
+
     def _rebuild(self) -> None:
         trace = self.live_trace.trace
         if trace is None:
             self._steps = []
             return
-        tokens = (trace.tokens, trace.kv_tokens)
-        if self._focus_tokens and tokens != self._focus_tokens:
-            self._focus = None  # a different sentence: pick a fresh focus
-        chosen_by = self._chosen_by
-        if self._focus is None:
-            chosen_by = "example"
-            self._chosen_by = "walkthrough"  # from now on the focus is kept, not chosen
+        follow = self._follow.on_tokens(trace.tokens)  # an added token keeps the query
         s = self.session
         notes = s.notes
         named = focus_for(trace, s.experiment)  # an example that names tokens to follow
         if named is not None:
             notes = (*notes, ("From the live numbers", named.sentence))
-        if self._focus is not None:
-            row, col = self._focus
-        elif named is not None:
-            row, col, self._head = named.row, named.col, named.head
-        else:
-            row, col = self._example_focus()
+        row, col, head, by = follow.row, follow.col, follow.head, follow.by
+        if row is None and named is not None:
+            row, col, by = named.row, named.col, "example"
+            head = named.head if head is None or not self._follow.head_chosen else head
+        elif row is None:
+            (row, col), by = self._example_focus(), "example"
         self._steps = steps_for(
             trace,
             row,
             col,
-            head=self._head,
+            head=head,
             name=s.name,
             description=s.description,
             notes=notes,
-            chosen_by=chosen_by,
+            chosen_by=by,
         )
         scores = next((st for st in self._steps if st.key == "scores"), None)
-        if scores is not None:
-            self._focus, self._focus_tokens = scores.cells[0], tokens
-            self._head = scores.head
+        if scores is not None:  # from now on the focus is kept (or still the learner's)
+            (row, col), head = scores.cells[0], scores.head
+            kept = by if by == "you" else "walkthrough"
+            self._follow = replace(
+                follow, head=head, row=row, col=col if follow.key_chosen else None, by=kept
+            )
         self._index = min(self._index, max(0, len(self._steps) - 1))
 
     def _example_focus(self) -> tuple[int | None, int | None]:
@@ -201,9 +233,37 @@ class WalkthroughPanel(QWidget):
         row, col = focus.get("row"), focus.get("col")
         return (row if isinstance(row, int) else None, col if isinstance(col, int) else None)
 
+    def _on_head_chosen(self, head, *_old) -> None:
+        """The learner chose another head (anywhere): follow it from this step on."""
+        if head == self._written_head or head == self._follow.head:
+            return
+        self._follow = self._follow.with_head(head)
+        self._refresh()
+
+    def _on_cell_chosen(self, cell, *_old) -> None:
+        """The learner selected a cell (query row, key column) in a view: follow it."""
+        if cell is None or tuple(cell) == self._written_cell:
+            return
+        trace = self.live_trace.trace
+        if trace is None or not (0 <= cell[0] < trace.n_queries and 0 <= cell[1] < trace.n_keys):
+            return
+        self._follow = self._follow.with_query(cell[0], self._tokens(), cell[1])
+        self._written_cell = tuple(cell)  # the views already show it
+        self._stale_trace = None
+        self._refresh()
+
+    def _refresh(self) -> None:
+        """Rebuild the steps for the followed head and query, staying on the same step."""
+        before = self.current()
+        self._rebuild()
+        after = self.current()
+        self._show(navigated=False, emit=before != after)
+        if after is not None and before != after:
+            self._select(after, navigated=True)
+
     def _on_trace_updated(self, trace) -> None:
         if self._stale_trace is not None and trace is not self._stale_trace:
-            self._focus, self._stale_trace = None, None
+            self._follow, self._stale_trace = Followed(head=self._follow.head), None
         before = self.current()
         self._rebuild()
         self.notice.hide()
