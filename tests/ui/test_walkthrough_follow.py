@@ -100,3 +100,27 @@ def test_the_minilm_example_opens_on_head_11_it_to_cat(qtbot, tmp_path, dialogs,
         walk.go_next()
         assert win.session.selected_head == 11
         assert win.session.selected_cell == (row, col)
+
+
+def test_at_1366x768_the_narration_shows_six_lines_and_restart_goes_to_the_top(
+    qtbot, tmp_path, dialogs
+):
+    with explorer_window(qtbot, tmp_path) as win:
+        win.setWindowState(Qt.WindowState.WindowNoState)
+        win.resize(1366, 768)
+        win.fit_docks(1366, 768)
+        qtbot.waitUntil(lambda: win.size().width() == 1366)
+        walk = win.walkthrough
+        narration = walk.narration
+        line = narration.fontMetrics().lineSpacing()
+        margins = 2 * narration.document().documentMargin()
+        assert narration.viewport().height() - margins >= 6 * line
+        while walk.current().key != "weights":  # the long softmax table scrolls
+            walk.go_next()
+        bar = narration.verticalScrollBar()
+        assert bar.maximum() > 0
+        bar.setValue(bar.maximum())
+        win.stages.scroll_area().verticalScrollBar().setValue(10_000)
+        qtbot.mouseClick(walk.restart_button, Qt.MouseButton.LeftButton)
+        assert walk.index() == 0 and bar.value() == 0
+        assert win.stages.scroll_area().verticalScrollBar().value() == 0

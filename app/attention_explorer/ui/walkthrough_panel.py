@@ -116,10 +116,17 @@ class WalkthroughPanel(QWidget):
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addLayout(header)
         layout.addWidget(self.notice)
-        layout.addWidget(self.narration, 1)
+        self.body = QHBoxLayout()  # the narration, and beside it a view a step may show
+        self.body.addWidget(self.narration, 3)
+        layout.addLayout(self.body, 1)
         layout.addLayout(buttons)
 
     # -- public API --------------------------------------------------------------------------
+    def add_side_view(self, widget: QWidget) -> None:
+        """Put ``widget`` beside the narration (the q · k pair view); hidden until shown."""
+        widget.hide()
+        self.body.addWidget(widget, 2)
+
     def steps(self) -> list[WalkStep]:
         """The current steps, built from the latest trace."""
         return list(self._steps)
