@@ -15,7 +15,7 @@ from attention_explorer.stages import CATALOGUE
 
 PROG = "attention-explorer"
 #: The sub-commands; anything else that is not a file to open is an unknown command.
-COMMANDS = ("compute", "explain", "export", "examples", "model", "schema")
+COMMANDS = ("compute", "explain", "export", "examples", "model", "schema", "handout")
 #: Stage names, in pipeline order, from the stage catalogue (pure Python, cheap to import).
 STAGE_NAMES = tuple(CATALOGUE)
 
@@ -152,6 +152,9 @@ def build_parser() -> OneLineParser:
     sub.add_parser(
         "schema", help="print the JSON Schema of session files (for editors that validate)"
     )
+    from attention_explorer.cli.handout_command import add_handout_parser
+
+    add_handout_parser(sub)
     return parser
 
 

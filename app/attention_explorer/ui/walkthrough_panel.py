@@ -15,12 +15,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attention_explorer.models.focus import focus_for
 from attention_explorer.session.model import Session
 from attention_explorer.ui.live_trace import LiveTrace
 from attention_explorer.ui.session_links import connect_until_destroyed
-from attention_explorer.walkthrough import WalkStep, steps_for
-from attention_explorer.walkthrough.follow import Followed
+from attention_explorer.walkthrough import WalkStep
+from attention_explorer.walkthrough.follow import Followed, session_steps
 
 #: The narration shows at least this many lines; longer steps scroll.
 NARRATION_LINES = 7
@@ -201,44 +200,8 @@ class WalkthroughPanel(QWidget):
         if trace is None:
             self._steps = []
             return
-        follow = self._follow.on_tokens(trace.tokens)  # an added token keeps the query
-        s = self.session
-        notes = s.notes
-        named = focus_for(trace, s.experiment)  # an example that names tokens to follow
-        if named is not None:
-            notes = (*notes, ("From the live numbers", named.sentence))
-        row, col, head, by = follow.row, follow.col, follow.head, follow.by
-        if row is None and named is not None:
-            row, col, by = named.row, named.col, "example"
-            head = named.head if head is None or not self._follow.head_chosen else head
-        elif row is None:
-            (row, col), by = self._example_focus(), "example"
-        self._steps = steps_for(
-            trace,
-            row,
-            col,
-            head=head,
-            name=s.name,
-            description=s.description,
-            notes=notes,
-            chosen_by=by,
-        )
-        scores = next((st for st in self._steps if st.key == "scores"), None)
-        if scores is not None:  # from now on the focus is kept (or still the learner's)
-            (row, col), head = scores.cells[0], scores.head
-            kept = by if by == "you" else "walkthrough"
-            self._follow = replace(
-                follow, head=head, row=row, col=col if follow.key_chosen else None, by=kept
-            )
+        self._steps, self._follow = session_steps(trace, self.session, self._follow)
         self._index = min(self._index, max(0, len(self._steps) - 1))
-
-    def _example_focus(self) -> tuple[int | None, int | None]:
-        """The cell a worked example asks to follow (its ``experiment.focus``), if any."""
-        focus = self.session.experiment.get("focus") if self.session.experiment else None
-        if not isinstance(focus, dict):
-            return None, None
-        row, col = focus.get("row"), focus.get("col")
-        return (row if isinstance(row, int) else None, col if isinstance(col, int) else None)
 
     def _on_head_chosen(self, head, *_old) -> None:
         """The learner chose another head (anywhere): follow it from this step on."""

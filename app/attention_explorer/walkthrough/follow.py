@@ -83,3 +83,52 @@ def remap_row(old: Sequence[str], new: Sequence[str], row: int) -> int | None:
     if len(old) == len(new):  # the followed token itself was renamed: follow its place
         return row
     return None
+
+
+def _example_cell(experiment) -> tuple[int | None, int | None]:
+    """The cell an example asks to follow (``experiment["focus"]`` with row/col), if any."""
+    focus = experiment.get("focus") if isinstance(experiment, dict) else None
+    if not isinstance(focus, dict):
+        return None, None
+    row, col = focus.get("row"), focus.get("col")
+    return (row if isinstance(row, int) else None, col if isinstance(col, int) else None)
+
+
+def session_steps(trace, document, follow: Followed | None = None):
+    """The walkthrough of ``document`` (a Session or SessionData: name, description, notes,
+    experiment) on ``trace``, following ``follow``; returns (steps, the Followed now).
+
+    The one place where the rule of this module's doc is applied: the window's walkthrough
+    and the handout (``attention-explorer handout``) both call it, so they tell one story.
+    """
+    from attention_explorer.models.focus import focus_for
+    from attention_explorer.walkthrough.narration import steps_for
+
+    follow = (follow or Followed()).on_tokens(trace.tokens)  # an added token keeps the query
+    notes = tuple(document.notes)
+    named = focus_for(trace, document.experiment)  # an example that names tokens to follow
+    if named is not None:
+        notes = (*notes, ("From the live numbers", named.sentence))
+    row, col, head, by = follow.row, follow.col, follow.head, follow.by
+    if row is None and named is not None:
+        row, col, by = named.row, named.col, "example"
+        head = head if follow.head_chosen and head is not None else named.head
+    elif row is None:
+        (row, col), by = _example_cell(document.experiment), "example"
+    steps = steps_for(
+        trace,
+        row,
+        col,
+        head=head,
+        name=document.name,
+        description=document.description,
+        notes=notes,
+        chosen_by=by,
+    )
+    scores = next((st for st in steps if st.key == "scores"), None)
+    if scores is not None:  # from now on the focus is kept (or still the learner's)
+        (row, col), head = scores.cells[0], scores.head
+        kept = by if by == "you" else "walkthrough"
+        col = col if follow.key_chosen else None
+        follow = replace(follow, head=head, row=row, col=col, by=kept)
+    return steps, follow
