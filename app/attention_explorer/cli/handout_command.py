@@ -12,16 +12,6 @@ from __future__ import annotations
 import argparse
 
 
-def add_handout_parser(sub) -> None:
-    """The ``handout`` sub-command's arguments."""
-    from attention_explorer.cli.parsers import add_engine_options, add_source_options
-
-    p = sub.add_parser("handout", help="write the walkthrough as a PDF, one page per step")
-    add_source_options(p)
-    p.add_argument("--out", required=True, metavar="FILE.pdf", help="the PDF to write")
-    add_engine_options(p)
-
-
 def cmd_handout(args: argparse.Namespace) -> int:
     """Compute the session, build its walkthrough and write the handout; print the path."""
     from attention_explorer.cli.commands import load_source, run_engine

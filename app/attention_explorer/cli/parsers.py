@@ -152,10 +152,15 @@ def build_parser() -> OneLineParser:
     sub.add_parser(
         "schema", help="print the JSON Schema of session files (for editors that validate)"
     )
-    from attention_explorer.cli.handout_command import add_handout_parser
-
-    add_handout_parser(sub)
+    _add_handout(sub)
     return parser
+
+
+def _add_handout(sub) -> None:
+    p = sub.add_parser("handout", help="write the walkthrough as a PDF, one page per step")
+    add_source_options(p)
+    p.add_argument("--out", required=True, metavar="FILE.pdf", help="the PDF to write")
+    add_engine_options(p)
 
 
 def _add_model(sub) -> None:

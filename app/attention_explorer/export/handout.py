@@ -41,7 +41,7 @@ def step_stages(step) -> list[tuple[str, int]]:
     return [(stage, step.head) for stage in unique]
 
 
-def _pictures(painter, trace, step, top: float, width: float, height: float, look) -> None:
+def _pictures(painter, trace, step, top, width, height, look, cmap_for=None) -> None:
     from attention_explorer.export.painter import paint_figure
 
     pictures = [(s, h) for s, h in step_stages(step) if trace.has(s)]
@@ -49,7 +49,10 @@ def _pictures(painter, trace, step, top: float, width: float, height: float, loo
         return
     slot = width / len(pictures)
     for index, (stage, head) in enumerate(pictures):
-        fig = stage_figure(trace, stage, head, **look)
+        options = dict(look)
+        if cmap_for is not None:  # the window's colour map of each stage
+            options["cmap"] = cmap_for(stage)
+        fig = stage_figure(trace, stage, head, **options)
         painter.save()
         painter.translate(index * slot, top)
         paint_figure(painter, fig, slot - 12, height, DPI)
@@ -93,8 +96,9 @@ def _heading(painter, text: str, width: float, px: float, bold: bool, top: float
     return rect.bottom()
 
 
-def handout_bytes(trace, steps, name: str = "", **look) -> bytes:
-    """The handout PDF of ``steps`` (WalkSteps of ``trace``) as bytes, one page per step."""
+def handout_bytes(trace, steps, name: str = "", cmap_for=None, **look) -> bytes:
+    """The handout PDF of ``steps`` (WalkSteps of ``trace``) as bytes, one page per step;
+    ``cmap_for(stage)`` names each stage's colour map (default: the export default)."""
     from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMarginsF, QSizeF
     from PySide6.QtGui import QPageLayout, QPageSize, QPainter, QPdfWriter
 
@@ -128,7 +132,7 @@ def handout_bytes(trace, steps, name: str = "", **look) -> bytes:
             room = height - y - 24
             share = min(PICTURE_SHARE, max(LEAST_SHARE, 1 - doc.size().height() / room))
             pictures = room * share if step_stages(step) else 0.0
-            _pictures(painter, trace, step, y + 8, width, pictures, look)
+            _pictures(painter, trace, step, y + 8, width, pictures, look, cmap_for)
             y += pictures + 16
             _narration(painter, doc, y, width, height - y)
     finally:
@@ -137,13 +141,16 @@ def handout_bytes(trace, steps, name: str = "", **look) -> bytes:
     return bytes(data.data())
 
 
-def export_handout(trace, steps, path: str | os.PathLike, name: str = "", **look) -> Path:
+def export_handout(
+    trace, steps, path: str | os.PathLike, name: str = "", cmap_for=None, **look
+) -> Path:
     """Write the handout of ``steps`` to ``path`` (a .pdf), atomically; returns the path.
 
     ``look``: the picture keywords of :func:`~attention_explorer.export.export_stage`
-    (``cmap``, ``show_values``, ``decimals``, ``scale``). Raises ExportError (one line)."""
+    (``cmap``, ``show_values``, ``decimals``, ``scale``); ``cmap_for(stage)`` overrides
+    ``cmap`` per stage. Raises ExportError (one line)."""
     path = Path(path)
     if path.suffix.lower() != ".pdf":
         raise ExportError(f"{path.name!r}: a handout is a PDF; name it something.pdf")
     check_folder(path.parent)
-    return write_bytes_atomic(path, handout_bytes(trace, steps, name, **look))
+    return write_bytes_atomic(path, handout_bytes(trace, steps, name, cmap_for, **look))
