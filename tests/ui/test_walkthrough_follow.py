@@ -124,3 +124,22 @@ def test_at_1366x768_the_narration_shows_six_lines_and_restart_goes_to_the_top(
         qtbot.mouseClick(walk.restart_button, Qt.MouseButton.LeftButton)
         assert walk.index() == 0 and bar.value() == 0
         assert win.stages.scroll_area().verticalScrollBar().value() == 0
+
+
+def test_opening_a_head_of_a_model_follows_that_head_and_a_content_token(qtbot, tmp_path, dialogs):
+    """As the model overview does: replace the document, then select the head clicked."""
+    from attention_explorer.session.examples import load_example
+
+    data = load_example("minilm-it-cat")
+    data = data.with_changes(experiment={}, notes=(), description="")  # no example focus
+    with explorer_window(qtbot, tmp_path) as win:
+        with qtbot.waitSignal(win.live.updated, timeout=RECOMPUTE_MS * 4):
+            win.document.replace(data)
+            win.session.selected_head = 3
+        walk = win.walkthrough
+        qtbot.waitUntil(lambda: walk.steps() and walk.steps()[0].head == 3)
+        walk.go_next()
+        assert walk.current().head == 3 and win.session.selected_head == 3
+        scores = next(s for s in walk.steps() if s.key == "scores")
+        token = win.live.trace.tokens[scores.cells[0][0]]
+        assert token not in ("[CLS]", "[SEP]", ".") and is_content(token)

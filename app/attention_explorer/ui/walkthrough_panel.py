@@ -233,7 +233,8 @@ class WalkthroughPanel(QWidget):
 
     def _on_trace_updated(self, trace) -> None:
         if self._stale_trace is not None and trace is not self._stale_trace:
-            self._follow, self._stale_trace = Followed(head=self._follow.head), None
+            head, chosen = self._follow.head, self._follow.head_chosen
+            self._follow, self._stale_trace = Followed(head=head, head_chosen=chosen), None
         before = self.current()
         self._rebuild()
         self.notice.hide()

@@ -127,7 +127,9 @@ def session_steps(trace, document, follow: Followed | None = None):
     )
     scores = next((st for st in steps if st.key == "scores"), None)
     if scores is not None:  # from now on the focus is kept (or still the learner's)
-        (row, col), head = scores.cells[0], scores.head
+        (row, col) = scores.cells[0]
+        # A head the learner chose stays chosen even while a trace without it is shown.
+        head = follow.head if follow.head_chosen else scores.head
         kept = by if by == "you" else "walkthrough"
         col = col if follow.key_chosen else None
         follow = replace(follow, head=head, row=row, col=col, by=kept)
