@@ -28,9 +28,19 @@ ROW_BLOCK_ELEMENTS = 256 * 1024
 TORCH_BLOCK_ELEMENTS = CHUNK_ELEMENTS // 4
 
 
-def row_block(heads: int, n: int, m: int, elements: int = ROW_BLOCK_ELEMENTS) -> int:
-    """Query rows per block: all ``n`` while ``heads * n * m`` stays under ``elements``, else
-    as many as keep one block's [heads, rows, m] arrays that small (at least one row)."""
+def torch_block_elements(cells: int, threads: int) -> int:
+    """Elements per block of a full trace on torch with ``cells`` score cells per chunk: at
+    most :data:`TORCH_BLOCK_ELEMENTS`, and small enough that each of ``threads`` threads
+    gets a block (at least :data:`ROW_BLOCK_ELEMENTS`)."""
+    share = -(-cells // max(1, threads))  # ceil
+    return max(ROW_BLOCK_ELEMENTS, min(TORCH_BLOCK_ELEMENTS, share))
+
+
+def row_block(heads: int, n: int, m: int, elements: int | None = None) -> int:
+    """Query rows per block: all ``n`` while ``heads * n * m`` stays under ``elements``
+    (default :data:`ROW_BLOCK_ELEMENTS`), else as many as keep one block's [heads, rows, m]
+    arrays that small (at least one row)."""
+    elements = ROW_BLOCK_ELEMENTS if elements is None else elements
     if heads * n * m <= elements:
         return n
     return max(1, elements // max(1, heads * m))
