@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from attention_explorer.engine.row_blocks import (
+    FULL_BLOCK_ELEMENTS,
     ROW_BLOCK_ELEMENTS,
-    TORCH_BLOCK_ELEMENTS,
-    torch_block_elements,
+    full_block_elements,
 )
 from attention_explorer.run import compute_session
 from attention_explorer.session.resize import set_heads, set_token_count
@@ -35,6 +35,7 @@ def threads_seen(monkeypatch):
     monkeypatch.setattr(compute_module, "attend_rows", recording)
     monkeypatch.setattr(compute_module, "usable_cores", lambda: 3)
     monkeypatch.setattr(row_blocks, "ROW_BLOCK_ELEMENTS", 2 * 8 * 40)  # 2 heads x 8 rows
+    monkeypatch.setattr(row_blocks, "FULL_BLOCK_ELEMENTS", 2 * 8 * 40)
     return seen
 
 
@@ -48,7 +49,6 @@ def test_a_full_trace_spreads_its_blocks_over_threads_with_the_same_numbers(
 ):
     if backend == "torch":
         pytest.importorskip("torch")
-        monkeypatch.setattr(row_blocks, "TORCH_BLOCK_ELEMENTS", 2 * 8 * 40)
     data = _data()
     spread = compute_session(data, backend)
     assert len(threads_seen) == 3 and threading.current_thread().name in threads_seen
@@ -81,8 +81,8 @@ def test_an_overflow_on_a_block_thread_redoes_the_pass_in_float64(threads_seen):
     assert np.isfinite(trace["weights"]).all()
 
 
-def test_torch_blocks_give_every_thread_one_within_bounds():
-    assert torch_block_elements(8 * 256 * 256, 2) == 8 * 256 * 256 // 2
-    assert torch_block_elements(8 * 4096 * 4096, 2) == TORCH_BLOCK_ELEMENTS
-    assert torch_block_elements(1000, 16) == ROW_BLOCK_ELEMENTS
-    assert torch_block_elements(8 * 256 * 256, 1) == 8 * 256 * 256
+def test_full_trace_blocks_give_every_thread_one_within_bounds():
+    assert full_block_elements(8 * 256 * 256, 2) == 8 * 256 * 256 // 2
+    assert full_block_elements(8 * 4096 * 4096, 2) == FULL_BLOCK_ELEMENTS
+    assert full_block_elements(1000, 16) == ROW_BLOCK_ELEMENTS
+    assert full_block_elements(8 * 256 * 256, 1) == 8 * 256 * 256

@@ -35,8 +35,8 @@ from attention_explorer.engine.preview import StagePreview, preview_of, wants_pr
 from attention_explorer.engine.row_blocks import (
     CHUNK_ELEMENTS,
     attend_rows,
+    full_block_elements,
     row_block,
-    torch_block_elements,
 )
 from attention_explorer.engine.sinks import FullSink, PreviewSink
 from attention_explorer.engine.trace import ALL_STAGES, PER_HEAD_STAGES, SQUARE_STAGES, Trace
@@ -234,7 +234,6 @@ def _attend(lib: ArrayLib, config, Q, K, V, allowed_np, any_fully_masked, plan: 
     # worker, beside the GUI thread) stays on one (see :mod:`.block_runner`)
     threads = 1 if plan.preview is not None else usable_cores()
     runner = BlockRunner(lib, m, threads)
-    torch_full = lib.backend.name == "torch" and plan.preview is None
     head_outputs = []
     for start in range(0, len(plan.run_heads), plan.per_chunk):
         chunk = slice(start, start + plan.per_chunk)
@@ -242,7 +241,7 @@ def _attend(lib: ArrayLib, config, Q, K, V, allowed_np, any_fully_masked, plan: 
         q, k = Q[chunk], K[chunk]  # [c, n, d_k], [c, m, d_k]
         v = V[chunk] if V is not None else None  # [c, m, d_v]
         c = len(chunk_heads)
-        elements = torch_block_elements(c * n * m, threads) if torch_full else None
+        elements = full_block_elements(c * n * m, threads) if plan.preview is None else None
         block = sink.start_chunk(chunk_heads, row_block(c, n, m, elements))
         outs = runner.run(partial(rows, q, k, v), sink, len(chunk_heads), n, block)
         head_out = _joined_rows(lib, outs)  # [c, n, d_v] or None
