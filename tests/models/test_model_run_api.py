@@ -110,17 +110,17 @@ def test_models_lists_packaged_folders_and_the_hub_cache(
     cache = tmp_path / "hub"
     snap = cache / "models--someone--tiny-gpt2" / "snapshots" / "abc123"
     shutil.copytree(gpt2_folder, snap)
-    llama = tmp_path / "mine" / "llama"
-    shutil.copytree(gpt2_folder, llama)
-    config = json.loads((llama / "config.json").read_text())
-    (llama / "config.json").write_text(json.dumps({**config, "model_type": "llama"}))
+    gemma = tmp_path / "mine" / "gemma"
+    shutil.copytree(gpt2_folder, gemma)
+    config = json.loads((gemma / "config.json").read_text())
+    (gemma / "config.json").write_text(json.dumps({**config, "model_type": "gemma"}))
     monkeypatch.setenv("HF_HUB_CACHE", str(cache))
     found = {entry.id: entry for entry in ae.models([tmp_path / "mine"])}
     assert found["all-MiniLM-L6-v2"].where == "package"
     assert found["all-MiniLM-L6-v2"].family == "bert"
     cached = found["someone/tiny-gpt2"]
     assert cached.where == "hf-cache" and cached.family == "gpt2" and cached.path == snap
-    assert found[str(llama)].family == "llama" and not found[str(llama)].supported
+    assert found[str(gemma)].family == "gemma" and not found[str(gemma)].supported
     assert model_run("someone/tiny-gpt2", "the cat").logits is not None
     assert models() == [e for e in models() if e.where != "folder"]
 

@@ -92,6 +92,10 @@ class Architecture:
     #: "lm" (final norm, then lm_head or the tied word table), "mlm" (BERT's prediction head),
     #: or "none".
     head: str = "none"
+    #: Config key of a sliding attention window (Mistral's ``sliding_window``), if any.
+    window_key: str | None = None
+    #: Family-specific checks of config values a tuple cannot list (Qwen2's ``layer_types``).
+    extra_check: Callable[[Mapping], None] | None = None
 
     def size(self, config: Mapping, role: str) -> int | None:
         """The size ``role`` (``layers``, ``heads``, ``d_model``…) read from ``config``."""
@@ -140,7 +144,9 @@ def check_config(arch: Architecture, config: Mapping, activations: Mapping) -> N
             f"config.json sets {arch.activation_key}={act!r}, an activation not implemented here "
             f"(supported: {', '.join(sorted(activations))})",
         )
-    if arch.positions != "learned":
+    if arch.extra_check is not None:
+        arch.extra_check(config)
+    if arch.positions not in ("learned", "rotary"):
         raise ModelError(
             "config", f"{arch.label}: {arch.positions} positions are not implemented yet"
         )

@@ -28,6 +28,7 @@ from attention_explorer.engine import AttentionConfig, AttentionInputs, Backend,
 from attention_explorer.engine.blas_threads import one_blas_thread
 from attention_explorer.models.activations import ACTIVATIONS
 from attention_explorer.models.architecture import scale_setting
+from attention_explorer.models.rotary import rotary_parts
 from attention_explorer.models.weights import LayerWeights, ModelWeights, Norm
 
 
@@ -96,6 +97,8 @@ def attention_config(w: ModelWeights, layer: int) -> AttentionConfig:
 
 def attention_parts(w: ModelWeights, layer: int, x: np.ndarray):
     """The engine's (config, inputs) for layer ``layer`` applied to ``x [n, d]``."""
+    if w.rope is not None:  # rotary families: direct mode with the rotated q and k
+        return rotary_parts(w, layer, x, scale_setting(w.scales[layer], w.d_k))
     lw = w.layers[layer]
     inputs = AttentionInputs(
         X=x,

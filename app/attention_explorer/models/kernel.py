@@ -17,6 +17,7 @@ from dataclasses import replace
 import numpy as np
 
 from attention_explorer.engine import AttentionConfig, AttentionInputs, Backend, compute
+from attention_explorer.models.rotary import hidden_keys, rotate
 from attention_explorer.models.weights import LayerWeights, ModelWeights
 
 
@@ -69,11 +70,14 @@ def attend(
     q = _heads(_plus(x @ lw.W_Q, lw.b_Q), w.heads)  # [h, n, d_k]
     k = _heads(_plus(x @ lw.W_K, lw.b_K), w.kv_heads)  # [kv, n, d_k]
     v = _heads(_plus(x @ lw.W_V, lw.b_V), w.kv_heads)  # [kv, n, d_v]
+    if w.rope is not None:
+        q, k = rotate(q, w.rope), rotate(k, w.rope)  # RoPE per head before the scores
     if group > 1:
         k, v = np.repeat(k, group, axis=0), np.repeat(v, group, axis=0)  # [h, n, d]
     s = (q * x.dtype.type(w.scales[layer])) @ k.transpose(0, 2, 1)  # [h, n, n]
-    if w.causal:
-        s[:, np.triu(np.ones((n, n), dtype=bool), 1)] = -np.inf
+    hidden = hidden_keys(n, w.causal, w.window)  # [n, n] or None
+    if hidden is not None:
+        s[:, hidden] = -np.inf
     s -= s.max(axis=-1, keepdims=True)
     np.exp(s, out=s)
     s /= s.sum(axis=-1, keepdims=True)  # weights [h, n, n]

@@ -20,6 +20,7 @@ from attention_explorer.models.activations import ACTIVATIONS
 from attention_explorer.models.architecture import Architecture, check_config
 from attention_explorer.models.errors import ModelError
 from attention_explorer.models.families import SUPPORTED_TEXT, architecture_for
+from attention_explorer.models.rotary import rope_frequencies
 from attention_explorer.models.tensor_file import TensorFile
 
 __all__ = ["SUPPORTED_TEXT", "LayerWeights", "ModelWeights", "OutputHead", "read_weights"]
@@ -92,6 +93,8 @@ class ModelWeights:
     ln_embed: Norm | None  # BERT's embedding LayerNorm
     layers: tuple[LayerWeights, ...]
     head: OutputHead | None = None
+    rope: np.ndarray | None = None  # [d_k/2] RoPE inverse frequencies (rotary families)
+    window: int | None = None  # sliding window: keys this many positions back are hidden
 
     @property
     def family(self) -> str:
@@ -240,7 +243,14 @@ def _build(arch: Architecture, cfg: dict, r: _Reader, name: str) -> ModelWeights
         ln_embed=r.norm("embed_norm"),
         layers=tuple(_layer(r, i, heads * d_k, kv_heads * d_k) for i in range(n_layers)),
         head=_head(r, word),
+        rope=rope_frequencies(cfg, d_k) if arch.positions == "rotary" else None,
+        window=_window(arch, cfg),
     )
+
+
+def _window(arch: Architecture, cfg: dict) -> int | None:
+    value = cfg.get(arch.window_key) if arch.window_key else None
+    return None if value is None else int(value)
 
 
 def read_weights(folder: Path, name: str) -> ModelWeights:

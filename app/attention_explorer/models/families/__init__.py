@@ -10,11 +10,18 @@ from collections.abc import Mapping
 
 from attention_explorer.models.architecture import Architecture
 from attention_explorer.models.errors import ModelError
-from attention_explorer.models.families import bert, gpt2
+from attention_explorer.models.families import bert, gpt2, llama, mistral, qwen2
 
 #: Every supported family, by its registry key.
 FAMILIES: dict[str, Architecture] = {
-    arch.family: arch for arch in (bert.ARCHITECTURE, gpt2.ARCHITECTURE)
+    arch.family: arch
+    for arch in (
+        bert.ARCHITECTURE,
+        gpt2.ARCHITECTURE,
+        llama.ARCHITECTURE,
+        qwen2.ARCHITECTURE,
+        mistral.ARCHITECTURE,
+    )
 }
 
 #: What an unsupported-architecture message lists.
