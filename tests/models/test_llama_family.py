@@ -5,6 +5,8 @@ softmax runs in float32), through ``ae.model_run`` and through ``from_model`` se
 from __future__ import annotations
 
 import json
+import shutil
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -80,6 +82,22 @@ def make_checkpoint(folder, family: str, dtype=None, shard: str | None = None, *
     kwargs = {"max_shard_size": shard} if shard else {}
     model.save_pretrained(folder, safe_serialization=True, **kwargs)
     return model
+
+
+@pytest.fixture(scope="module")
+def llama_folder(tmp_path_factory):
+    """One random Llama checkpoint (GQA 4/2) for the tests that only read it."""
+    folder = tmp_path_factory.mktemp("llama")
+    make_checkpoint(folder, "llama")
+    return folder
+
+
+@pytest.fixture
+def llama_copy(llama_folder, tmp_path):
+    """A copy of the Llama checkpoint a test may change."""
+    folder = tmp_path / "llama"
+    shutil.copytree(llama_folder, folder)
+    return folder
 
 
 def reference(folder, family: str, ids):
@@ -177,8 +195,8 @@ def test_session_of_a_rotary_layer_reproduces_the_run(tmp_path):
     assert np.abs(trace.stages["weights"] - run.attentions[1]).max() < 1e-12
 
 
-def test_knockout_and_edit_move_the_prediction(tmp_path):
-    make_checkpoint(tmp_path, "llama")
+def test_knockout_and_edit_move_the_prediction(llama_folder):
+    tmp_path = llama_folder
     base = model_run(tmp_path, TEXT, dtype="float64")
     knocked = model_run(tmp_path, TEXT, dtype="float64", knockout=[(0, 1)])
     assert np.array_equal(knocked.attentions[0], base.attentions[0])
@@ -188,11 +206,7 @@ def test_knockout_and_edit_move_the_prediction(tmp_path):
     assert np.abs(same.logits - base.logits).max() < 1e-9
     K = np.array(session.inputs.K, dtype=np.float64)
     K[0, 3] *= 5.0  # one key of kv head 0
-    edited = session.replace_inputs(K=K) if hasattr(session, "replace_inputs") else None
-    if edited is None:
-        from dataclasses import replace
-
-        edited = replace(session, inputs=replace(session.inputs, K=K))
+    edited = replace(session, inputs=replace(session.inputs, K=K))
     moved = model_run(tmp_path, TEXT, dtype="float64", edits={0: edited})
     assert np.abs(moved.attentions[0] - base.attentions[0]).max() > 1e-3
     assert np.abs(moved.attentions[1] - base.attentions[1]).max() > 1e-6
@@ -215,8 +229,43 @@ def _rewrite_config(folder, **changes):
         ("qwen2", {"layer_types": ["sliding_attention", "full_attention"]}, "sliding_attention"),
     ],
 )
-def test_config_keys_not_implemented_are_refused_by_name(tmp_path, family, changes, named):
-    make_checkpoint(tmp_path, family)
+def test_config_keys_not_implemented_are_refused_by_name(
+    tmp_path, llama_copy, family, changes, named
+):
+    if family == "llama":
+        tmp_path = llama_copy
+    else:
+        make_checkpoint(tmp_path, family)
     _rewrite_config(tmp_path, **changes)
     with pytest.raises(ModelError, match=named):
         model_run(tmp_path, TEXT)
+
+
+@pytest.mark.parametrize(
+    ("changes", "tensor", "expected", "found"),
+    [
+        ({"num_key_value_heads": 4}, "layers.0.self_attn.k_proj.weight", "[32, 32]", "[16, 32]"),
+        ({"intermediate_size": 40}, "layers.0.mlp.up_proj.weight", "[40, 32]", "[48, 32]"),
+        ({"head_dim": 4}, "layers.0.self_attn.q_proj.weight", "[16, 32]", "[32, 32]"),
+    ],
+)
+def test_a_tensor_that_does_not_match_the_config_is_named(
+    tmp_path, changes, tensor, expected, found
+):
+    make_checkpoint(tmp_path, "llama")
+    _rewrite_config(tmp_path, **changes)
+    with pytest.raises(ModelError) as err:
+        model_run(tmp_path, TEXT)
+    message = str(err.value)
+    assert tensor in message and expected in message and found in message, message
+
+
+def test_an_unsupported_family_names_the_supported_ones(llama_copy):
+    tmp_path = llama_copy
+    _rewrite_config(tmp_path, model_type="gemma", architectures=["GemmaForCausalLM"])
+    with pytest.raises(ModelError) as err:
+        model_run(tmp_path, TEXT)
+    message = str(err.value)
+    assert "GemmaForCausalLM" in message
+    for label in ("Llama", "Qwen2", "Mistral", "GPT-2", "BERT"):
+        assert label in message, message

@@ -21,6 +21,7 @@ from attention_explorer.models.architecture import Architecture, check_config
 from attention_explorer.models.errors import ModelError
 from attention_explorer.models.families import SUPPORTED_TEXT, architecture_for
 from attention_explorer.models.rotary import rope_frequencies
+from attention_explorer.models.shapes import check_shapes
 from attention_explorer.models.tensor_file import TensorFile
 
 __all__ = ["SUPPORTED_TEXT", "LayerWeights", "ModelWeights", "OutputHead", "read_weights"]
@@ -224,7 +225,7 @@ def _build(arch: Architecture, cfg: dict, r: _Reader, name: str) -> ModelWeights
     d_k = arch.size(cfg, "head_dim") or d // heads
     n_layers = arch.size(cfg, "layers")
     word = r.table("word", convert=False)
-    return ModelWeights(
+    weights = ModelWeights(
         name=name,
         arch=arch,
         config=dict(cfg),
@@ -246,6 +247,8 @@ def _build(arch: Architecture, cfg: dict, r: _Reader, name: str) -> ModelWeights
         rope=rope_frequencies(cfg, d_k) if arch.positions == "rotary" else None,
         window=_window(arch, cfg),
     )
+    check_shapes(weights, r.name, arch.size(cfg, "d_ff"))
+    return weights
 
 
 def _window(arch: Architecture, cfg: dict) -> int | None:
