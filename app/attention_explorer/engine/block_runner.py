@@ -18,8 +18,8 @@ sinks' rows never overlap).
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -66,19 +66,35 @@ class BlockRunner:
                 return self._blocks(attend, sink, heads, n, block, starts, 0)
             ranges = [list(part) for part in np.array_split(np.asarray(starts), workers)]
             errors = np.geterr()  # numpy's error state is per thread: the same in each
-            with ThreadPoolExecutor(workers - 1, thread_name_prefix="row-blocks") as pool:
-                later = [
-                    pool.submit(self._on_thread, errors, attend, sink, heads, n, block, part, i)
-                    for i, part in enumerate(ranges[1:], start=1)
-                ]
-                outs = self._blocks(attend, sink, heads, n, block, ranges[0], 0)
-                for future in later:
-                    outs += future.result()  # raises what the thread raised (an overflow)
+            results: list = [None] * workers  # each thread's head outputs, or its exception
+            threads = [
+                threading.Thread(
+                    target=self._on_thread,
+                    args=(results, i, errors, attend, sink, heads, n, block, ranges[i], i),
+                    name=f"row-blocks-{i}",
+                )
+                for i in range(1, workers)
+            ]
+            for thread in threads:
+                thread.start()
+            try:
+                results[0] = self._blocks(attend, sink, heads, n, block, ranges[0], 0)
+            finally:
+                for thread in threads:
+                    thread.join()
+            outs = []
+            for result in results:
+                if isinstance(result, BaseException):
+                    raise result  # what a thread raised (an overflow)
+                outs += result
             return outs
 
-    def _on_thread(self, errors: dict, *args) -> list:
-        with np.errstate(**errors):
-            return self._blocks(*args)
+    def _on_thread(self, results: list, slot: int, errors: dict, *args) -> None:
+        try:
+            with np.errstate(**errors):
+                results[slot] = self._blocks(*args)
+        except BaseException as exc:  # handed to the calling thread
+            results[slot] = exc
 
     def _blocks(self, attend, sink, heads: int, n: int, block: int, starts, worker: int) -> list:
         scratch = self._scratch_for(worker, heads, block, n)

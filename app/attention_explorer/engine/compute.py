@@ -34,9 +34,8 @@ from attention_explorer.engine.mask import allowed_mask
 from attention_explorer.engine.preview import StagePreview, preview_of, wants_preview
 from attention_explorer.engine.row_blocks import (
     CHUNK_ELEMENTS,
-    ROW_BLOCK_ELEMENTS,
-    TORCH_BLOCK_ELEMENTS,
     attend_rows,
+    full_block_elements,
     row_block,
 )
 from attention_explorer.engine.sinks import FullSink, PreviewSink
@@ -233,16 +232,17 @@ def _attend(lib: ArrayLib, config, Q, K, V, allowed_np, any_fully_masked, plan: 
 
     # a full trace spreads its row blocks over every core; a previewed one (the window's
     # worker, beside the GUI thread) stays on one (see :mod:`.block_runner`)
-    runner = BlockRunner(lib, m, 1 if plan.preview is not None else usable_cores())
-    torch_full = lib.backend.name == "torch" and plan.preview is None
-    elements = TORCH_BLOCK_ELEMENTS if torch_full else ROW_BLOCK_ELEMENTS
+    threads = 1 if plan.preview is not None else usable_cores()
+    runner = BlockRunner(lib, m, threads)
     head_outputs = []
     for start in range(0, len(plan.run_heads), plan.per_chunk):
         chunk = slice(start, start + plan.per_chunk)
         chunk_heads = plan.run_heads[chunk]
         q, k = Q[chunk], K[chunk]  # [c, n, d_k], [c, m, d_k]
         v = V[chunk] if V is not None else None  # [c, m, d_v]
-        block = sink.start_chunk(chunk_heads, row_block(len(chunk_heads), n, m, elements))
+        c = len(chunk_heads)
+        elements = full_block_elements(c * n * m, threads) if plan.preview is None else None
+        block = sink.start_chunk(chunk_heads, row_block(c, n, m, elements))
         outs = runner.run(partial(rows, q, k, v), sink, len(chunk_heads), n, block)
         head_out = _joined_rows(lib, outs)  # [c, n, d_v] or None
         if head_out is not None:

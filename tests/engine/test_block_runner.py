@@ -1,0 +1,88 @@
+"""Row blocks of a full trace run on every core; a previewed pass stays on one thread."""
+
+from __future__ import annotations
+
+import importlib
+import threading
+import warnings
+
+import numpy as np
+import pytest
+
+from attention_explorer.engine.row_blocks import (
+    FULL_BLOCK_ELEMENTS,
+    ROW_BLOCK_ELEMENTS,
+    full_block_elements,
+)
+from attention_explorer.run import compute_session
+from attention_explorer.session.resize import set_heads, set_token_count
+from attention_explorer.session.starter import starter_session
+
+compute_module = importlib.import_module("attention_explorer.engine.compute")
+row_blocks = importlib.import_module("attention_explorer.engine.row_blocks")
+
+
+@pytest.fixture
+def threads_seen(monkeypatch):
+    """The names of the threads that computed row blocks; 8 rows a block, 3 cores."""
+    seen: set[str] = set()
+    real = compute_module.attend_rows
+
+    def recording(*args, **kwargs):
+        seen.add(threading.current_thread().name)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(compute_module, "attend_rows", recording)
+    monkeypatch.setattr(compute_module, "usable_cores", lambda: 3)
+    monkeypatch.setattr(row_blocks, "ROW_BLOCK_ELEMENTS", 2 * 8 * 40)  # 2 heads x 8 rows
+    monkeypatch.setattr(row_blocks, "FULL_BLOCK_ELEMENTS", 2 * 8 * 40)
+    return seen
+
+
+def _data(n=40, heads=2):
+    return set_token_count(set_heads(starter_session(), heads), n)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_a_full_trace_spreads_its_blocks_over_threads_with_the_same_numbers(
+    threads_seen, monkeypatch, backend
+):
+    if backend == "torch":
+        pytest.importorskip("torch")
+    data = _data()
+    spread = compute_session(data, backend)
+    assert len(threads_seen) == 3 and threading.current_thread().name in threads_seen
+    monkeypatch.setattr(compute_module, "usable_cores", lambda: 1)
+    threads_seen.clear()
+    one = compute_session(data, backend)
+    assert threads_seen == {threading.current_thread().name}
+    for name, value in one.stages.items():
+        if value is not None:
+            np.testing.assert_array_equal(spread[name], value, err_msg=name)
+
+
+def test_a_previewed_pass_stays_on_the_calling_thread(threads_seen):
+    trace = compute_session(_data(), heads=[1], stages=("weights", "masked"), preview=16)
+    assert trace.preview("weights") is not None  # it did preview
+    assert threads_seen == {threading.current_thread().name}
+
+
+def test_an_overflow_on_a_block_thread_redoes_the_pass_in_float64(threads_seen):
+    data = _data()
+    big = data.inputs.X * 1e19  # float32 scores overflow, float64 ones do not
+    import dataclasses
+
+    data = dataclasses.replace(data, inputs=dataclasses.replace(data.inputs, X=big))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's error state reaches the block threads too
+        trace = compute_session(data)
+    assert len(threads_seen) == 3
+    assert trace.dtype == "float64" and "overflowed" in trace.notes[0]
+    assert np.isfinite(trace["weights"]).all()
+
+
+def test_full_trace_blocks_give_every_thread_one_within_bounds():
+    assert full_block_elements(8 * 256 * 256, 2) == 8 * 256 * 256 // 2
+    assert full_block_elements(8 * 4096 * 4096, 2) == FULL_BLOCK_ELEMENTS
+    assert full_block_elements(1000, 16) == ROW_BLOCK_ELEMENTS
+    assert full_block_elements(8 * 256 * 256, 1) == 8 * 256 * 256
