@@ -59,6 +59,15 @@ def _heads(x: np.ndarray, count: int) -> np.ndarray:
     return x.reshape(n, count, -1).transpose(1, 0, 2)  # [count, n, d_head]
 
 
+def _softmax_rows(scores: np.ndarray, hidden: np.ndarray | None) -> None:
+    """Softmax of each row of ``scores [n, n]`` in place, ``hidden`` cells (True) at 0."""
+    if hidden is not None:
+        np.copyto(scores, -np.inf, where=hidden)
+    scores -= scores.max(axis=-1, keepdims=True)
+    np.exp(scores, out=scores)
+    scores /= scores.sum(axis=-1, keepdims=True)
+
+
 def attend(
     w: ModelWeights, layer: int, x: np.ndarray, knocked: Iterable[int] = ()
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -72,11 +81,9 @@ def attend(
     if group > 1:
         k, v = np.repeat(k, group, axis=0), np.repeat(v, group, axis=0)  # [h, n, d]
     s = (q * x.dtype.type(w.scales[layer])) @ k.transpose(0, 2, 1)  # [h, n, n]
-    if w.causal:
-        s[:, np.triu(np.ones((n, n), dtype=bool), 1)] = -np.inf
-    s -= s.max(axis=-1, keepdims=True)
-    np.exp(s, out=s)
-    s /= s.sum(axis=-1, keepdims=True)  # weights [h, n, n]
+    future = np.triu(np.ones((n, n), dtype=bool), 1) if w.causal else None  # [n, n]
+    for scores in s:  # one head at a time: its [n, n] stays in the CPU's cache
+        _softmax_rows(scores, future)  # weights [n, n]
     concat = (s @ v).transpose(1, 0, 2).reshape(n, -1)  # [n, h*d_v]
     d_v = concat.shape[1] // w.heads
     for head in knocked:
