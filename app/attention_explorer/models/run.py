@@ -181,15 +181,16 @@ class _Plan:
         delta = np.asarray(session.inputs.X, dtype=np.float64) - x_original
         return replace(session.inputs, X=x_run + delta)
 
-    def layer(self, layer: int, h: np.ndarray):
-        """Layer ``layer`` on ``h [n, d]``: its weights ``[heads, n, n]`` and new ``h``."""
+    def layer(self, layer: int, h: np.ndarray, out: np.ndarray):
+        """Layer ``layer`` on ``h [n, d]``: its weights ``[heads, n, n]`` (in ``out`` when
+        computed here) and the new ``h``."""
         knocked = self.knocked.get(layer, ())
         session = self.edits.get(layer)
         if session is not None:
             inputs = self.edited_inputs(layer, session, h)
             p, a = attend_engine(session.config, inputs, self.backend, self.dtype, knocked)
         elif self.backend is None:
-            p, a = attend(self.w, layer, attention_input(self.w, layer, h), knocked)
+            p, a = attend(self.w, layer, attention_input(self.w, layer, h), knocked, out)
         else:
             config, inputs = attention_parts(self.w, layer, attention_input(self.w, layer, h))
             p, a = attend_engine(config, inputs, self.backend, self.dtype, knocked)
@@ -259,7 +260,9 @@ def model_run(
     try:
         with one_blas_thread():
             for layer in range(start, w.n_layers):
-                attentions[layer], hidden[layer + 1] = plan.layer(layer, hidden[layer])
+                p, hidden[layer + 1] = plan.layer(layer, hidden[layer], attentions[layer])
+                if p is not attentions[layer]:
+                    attentions[layer] = p
                 if progress is not None:
                     progress(layer + 1, w.n_layers)
             reused = start == w.n_layers and reuse.logits is not None
