@@ -54,7 +54,7 @@ class Stage:
     title: str  #: a learner-facing title ("weights"; see :func:`title`)
     formula: str  #: how it is computed, in one line
     per_head: bool  #: one matrix per head (else shared by all heads)
-    rows: str  #: what a row is: "queries", "keys"
+    rows: str  #: what a row is: "tokens" (the inputs), "queries", "keys"
     cols: str  #: what a column is: "keys", "dimension", "output dimension"
     kind: str  #: "signed", "unit" or "free" (see the module docstring)
     shrink: str  #: "max" or "mean"
@@ -81,6 +81,8 @@ class Stage:
     short: str = ""
     #: its query row is compared before / after an experiment's change (the banner)
     compared: bool = False
+    #: its columns are one block of d_v per head (the concatenation): drawn with dividers
+    head_blocks: bool = False
 
     @property
     def short_name(self) -> str:
@@ -99,6 +101,7 @@ class Stage:
 
 
 # The axes of a stage's matrix, (rows, columns): what a row and a column stand for.
+_TOKEN_DIMS = ("tokens", "dimension")  # the inputs: a row per token, before any query
 _QUERY_DIMS = ("queries", "dimension")
 _KEY_DIMS = ("keys", "dimension")
 _QUERY_KEYS = ("queries", "keys")
@@ -128,17 +131,18 @@ CATALOGUE: dict[str, Stage] = {
             "X",
             "input X",
             "the token embeddings",
-            _QUERY_DIMS,
+            _TOKEN_DIMS,
             "free",
             group="inputs",
             when="projection",
             caption="input",
+            explain="typed",
         ),
         _shared(
             "positions",
             "positional encoding P",
             "P[i] for position i (sinusoidal or learned)",
-            _QUERY_DIMS,
+            _TOKEN_DIMS,
             "signed",
             group="inputs",
             when="positions",
@@ -149,7 +153,7 @@ CATALOGUE: dict[str, Stage] = {
             "X_pos",
             "input with positions X + P",
             "X + P: what W_Q, W_K, W_V project",
-            _QUERY_DIMS,
+            _TOKEN_DIMS,
             "free",
             group="inputs",
             when="positions",
@@ -165,6 +169,7 @@ CATALOGUE: dict[str, Stage] = {
             group=None,
             when="cross",
             caption="key/value\ninput",
+            explain="typed",
         ),
         *(
             _per_head(
@@ -268,6 +273,7 @@ CATALOGUE: dict[str, Stage] = {
             caption="concat\nheads",
             upstream=(*_WEIGHTED, "heads"),
             explain="concat",
+            head_blocks=True,
         ),
         _shared(
             "output",

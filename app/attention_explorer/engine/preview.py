@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attention_explorer.blocks import DISPLAY_LIMIT, block_factors, reduce_blocks
+from attention_explorer.engine.cache import EngineCache
 from attention_explorer.stages import stage
 
 #: A stage whose rows or columns exceed this many is previewed by default.
@@ -166,10 +167,13 @@ class SquarePreviews:
     (0..1) and hidden keys weigh 0, so each row's largest weight needs no mask.
     """
 
-    def __init__(self, names, heads: int, n: int, m: int, limit: int, factor: float, allowed=None):
+    def __init__(
+        self, names, heads: int, n: int, m: int, limit: int, factor: float, allowed=None, cache=None
+    ):
         self.factor = float(factor)
-        #: each display block's share of allowed cells ``[R, C]``, made once per mask
-        self.share = None if allowed is None else preview_of(allowed, "mean", limit).image[0]
+        #: each display block's share of allowed cells ``[R, C]``, made once per mask (per cache)
+        share = None if allowed is None else preview_of(allowed, "mean", limit, cache)
+        self.share = None if share is None else share.image[0]
         self.builders = {
             name: PreviewBuilder(
                 stage(name).shrink,
@@ -269,28 +273,15 @@ class SquarePreviews:
         return {name: builder.result() for name, builder in self.builders.items()}
 
 
-#: Previews of the last read-only array asked for (the shared mask), by (array, rule, limit):
-#: kept while that array is asked for again (its max and mean previews), at most a few.
-_remembered: dict[tuple[int, str, int], tuple[np.ndarray, StagePreview]] = {}
-_REMEMBER = 4
-
-
-def preview_of(values: np.ndarray, how: str, limit: int = PREVIEW_LIMIT) -> StagePreview:
+def preview_of(
+    values: np.ndarray, how: str, limit: int = PREVIEW_LIMIT, cache: EngineCache | None = None
+) -> StagePreview:
     """The preview of one whole 2-D stage ``values [n, m]`` (e.g. the mask), shrunk a block
-    of rows at a time so no full-size temporary is made. The same read-only array asked
-    again (the mask, unchanged by an edit) gets the same preview back."""
-    key = (id(values), how, limit)
-    known = _remembered.get(key)
-    if known is not None and known[0] is values:
-        return known[1]
-    made = _preview_of(np.asarray(values), how, limit)
-    if isinstance(values, np.ndarray) and not values.flags.writeable:
-        for other in [k for k, (array, _) in _remembered.items() if array is not values]:
-            del _remembered[other]  # an older mask: not kept alive (256 MiB at 16384 tokens)
-        while len(_remembered) >= _REMEMBER:
-            _remembered.pop(next(iter(_remembered)))
-        _remembered[key] = (values, made)
-    return made
+    of rows at a time so no full-size temporary is made. With a ``cache``, the same read-only
+    array asked again (the mask, unchanged by an edit) gets the same preview back."""
+    if cache is None or not isinstance(values, np.ndarray):
+        return _preview_of(np.asarray(values), how, limit)
+    return cache.preview(values, how, limit, lambda: _preview_of(values, how, limit))
 
 
 def _preview_of(values: np.ndarray, how: str, limit: int) -> StagePreview:

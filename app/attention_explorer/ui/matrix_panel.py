@@ -216,7 +216,7 @@ class MatrixPanel(QWidget):
     def _scroll_editor(self, editor: MatrixEditor, name: str, head: int) -> None:
         config = self.session.config
         width = config.value_dim if name == "W_V" else config.head_dim
-        column = (head if name == "W_Q" else head // self._kv_group()) * width
+        column = (head if name == "W_Q" else config.kv_head_of(head)) * width
         table = editor.table
         if not 0 <= column < table.model().columnCount():
             return

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtWidgets import (
+    QComboBox,
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
@@ -34,6 +35,9 @@ from attention_explorer.ui.preferences import ViewPreferences
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 DEFAULT_TEXT = "The cat sat on the mat because it was tired."
+#: What the overview shows once a model layer is open: the edited run, the model's own, or
+#: their difference.
+SHOW_CHOICES = ("Edited", "Original", "Difference")
 
 
 def _plain_label(text: str = "") -> QLabel:
@@ -61,6 +65,7 @@ class ModelPanel(QWidget):
 
     open_requested = Signal(object, int)
     status = Signal(str, int)
+    origin_changed = Signal()
 
     def __init__(
         self,
@@ -77,6 +82,7 @@ class ModelPanel(QWidget):
         self.origin: SessionData | None = None  # the model's numbers of the open layer
         self._pending_text = ""
         self._wanted_layer = 0  # the open model session's layer, framed after a Load
+        self._adopting = False  # building the model's numbers of an open saved session
         self._token_buttons: list[QPushButton] = []
         self._build()
         self._connect()
@@ -98,6 +104,11 @@ class ModelPanel(QWidget):
         self.open_button = QPushButton("Open this layer")
         self.open_button.setEnabled(False)
         self.open_button.setToolTip("Open the picked layer in the explorer (or click a map)")
+        self.show_box = QComboBox()
+        self.show_box.addItems(SHOW_CHOICES)
+        self.show_box.setToolTip(
+            "After an edit: the edited model's attention, the model's own, or their difference"
+        )
         self.tokens_row = QWidget()
         self.tokens_layout = QHBoxLayout(self.tokens_row)
         self.tokens_layout.setContentsMargins(0, 0, 0, 0)
@@ -121,6 +132,8 @@ class ModelPanel(QWidget):
         layer.addWidget(self.layer_spin)
         layer.addWidget(self.open_button)
         layer.addStretch(1)
+        layer.addWidget(QLabel("Show"))
+        layer.addWidget(self.show_box)
         form = QFormLayout()
         form.addRow("Model", source)
         form.addRow("Text", text)
@@ -232,6 +245,7 @@ class ModelPanel(QWidget):
 
     def _on_overview(self, loaded, weights, tokens) -> None:
         self.loaded, self.text = loaded, self._pending_text
+        self.overview.set_colormap(self.prefs.colormap)
         self.overview.set_weights(weights, tokens)
         layers, heads, n = weights.shape[:3]
         self.layer_spin.setRange(0, layers - 1)
@@ -239,12 +253,19 @@ class ModelPanel(QWidget):
         self.layer_spin.setValue(min(self._wanted_layer, layers - 1))
         self.open_button.setEnabled(True)
         self._set_tokens(tokens)
+        self._adopt_open_session()
         self.message.setText(
             f"{loaded.name}: {layers} layers x {heads} heads, {n} tokens. "
             "Click a map to open that head; hover a token to follow it."
         )
 
     def _on_layer(self, data: SessionData, head: int) -> None:
+        if self._adopting:  # the model's numbers of the saved session that is open
+            self._adopting = False
+            self.origin = data
+            self._update_origin()
+            self.origin_changed.emit()
+            return
         self.open_requested.emit(data, head)
 
     def opened(self, data: SessionData, head: int) -> None:
@@ -252,6 +273,7 @@ class ModelPanel(QWidget):
         self.session.selected_head = head
         self.origin = data
         self._update_origin()
+        self.origin_changed.emit()
         self.message.setText(f"Opened {data.name}, head {head}: every stage is editable.")
 
     def document_replaced(self) -> None:
@@ -260,6 +282,7 @@ class ModelPanel(QWidget):
         File > Open Model…) shows that text."""
         self.origin = None
         self._update_origin()
+        self.origin_changed.emit()
         info = model_info(self.session.data())
         if not info:
             return
@@ -272,6 +295,21 @@ class ModelPanel(QWidget):
         if isinstance(info.get("layer"), int):
             self._wanted_layer = info["layer"]  # framed once the overview is loaded
             self.layer_spin.setValue(info["layer"])
+
+    def _adopt_open_session(self) -> None:
+        """After a Load: when the open session is this model's layer on this text (a saved
+        model session), rebuild the model's numbers of that layer, so edits are marked and
+        the model run follows them."""
+        info = model_info(self.session.data())
+        if self.origin is not None or not info or info.get("text") != self.text:
+            return
+        names = (self.loaded.name, str(self.loaded.folder))
+        if info.get("name") not in names and info.get("folder") not in names:
+            return
+        layer = info.get("layer")
+        if isinstance(layer, int) and 0 <= layer < self.loaded.weights.n_layers:
+            self._adopting = True
+            self.loader.load_layer(self.loaded, self.text, layer, self.session.selected_head)
 
     def _update_origin(self, *_args) -> None:
         if self.origin is None:

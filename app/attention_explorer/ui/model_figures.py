@@ -1,0 +1,51 @@
+"""Pictures of the model views (compare difference, knockout sweep map) through the export
+path: a DisplayFrame becomes an export Figure, written as PNG, SVG or PDF like any heatmap."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from attention_explorer.display import DisplayFrame
+from attention_explorer.export.atomic import write_bytes_atomic
+from attention_explorer.export.errors import ExportError
+from attention_explorer.export.figure import Figure, Panel
+from attention_explorer.export.options import DEFAULT_DPI, DEFAULT_SIZE, PICTURE_FORMATS
+from attention_explorer.export.safe_text import plain_text
+from attention_explorer.export.targets import picture_bytes
+
+#: The file filter of the save dialogs.
+PICTURE_FILTER = "Pictures (*.png *.svg *.pdf)"
+
+
+def frame_figure(
+    frame: DisplayFrame, cmap: str, axes: tuple[str, str], subtitle: str = ""
+) -> Figure:
+    """The export Figure of one frame (one panel, its colour bar and its title)."""
+    panel = Panel.from_frame(frame)
+    return Figure(
+        panels=[panel],
+        title=plain_text(frame.heading),
+        subtitle=plain_text(subtitle),
+        levels=frame.levels,
+        ticks=frame.ticks,
+        cmap=cmap,
+        row_axis=axes[0],
+        col_axis=axes[1],
+        show_values=bool(panel.texts),
+    )
+
+
+def write_figure(path: str | os.PathLike, fig: Figure) -> Path:
+    """Write ``fig`` to ``path`` in the format its suffix names (png, svg or pdf);
+    ExportError with one clear line when the suffix or the folder is wrong."""
+    path = Path(path)
+    fmt = path.suffix.lower().lstrip(".") or "png"
+    if fmt not in PICTURE_FORMATS:
+        raise ExportError(f"{path.name}: choose a .png, .svg or .pdf file name")
+    if path.suffix == "":
+        path = path.with_suffix(".png")
+    try:
+        return write_bytes_atomic(path, picture_bytes(fig, fmt, DEFAULT_SIZE, DEFAULT_DPI))
+    except OSError as exc:
+        raise ExportError(f"could not write {path.name}: {exc.strerror or exc}") from None
