@@ -143,3 +143,14 @@ def test_torch_backend_gives_the_same_run(gpt2_folder):
     assert on_torch.backend == "torch"
     np.testing.assert_allclose(on_torch.attentions, on_numpy.attentions, rtol=0, atol=1e-12)
     np.testing.assert_allclose(on_torch.logits, on_numpy.logits, rtol=0, atol=1e-10)
+
+
+def test_bundled_models_are_found_by_id(tmp_path, monkeypatch, gpt2_folder):
+    from attention_explorer.models import available, source
+
+    shutil.copytree(gpt2_folder, tmp_path / "models" / "tiny-test")
+    monkeypatch.setattr(source, "bundled_root", lambda: tmp_path / "models")
+    monkeypatch.setattr(available, "bundled_root", lambda: tmp_path / "models")
+    entry = next(e for e in ae.models() if e.id == "tiny-test")
+    assert entry.where == "bundled" and entry.family == "gpt2"
+    assert source.resolve_model("tiny-test") == tmp_path / "models" / "tiny-test"
