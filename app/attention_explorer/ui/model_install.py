@@ -63,6 +63,7 @@ def install_model_run(window) -> None:
         window.session, window.prefs, window.model_panel, window.model_output, window
     )
     window.knockouts = Knockouts(window.session, window.history, window.model_panel, window)
+    window.knockouts.attach_heads_grid(window.heads_grid, window.live)
 
     def follow_origin() -> None:
         shown = window.model_dock.isVisible() and window.model_panel.origin is not None
