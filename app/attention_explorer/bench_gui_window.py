@@ -31,6 +31,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QRegion
 from PySide6.QtWidgets import QApplication, QWidget
 
+from attention_explorer.engine.cache import EngineCache
 from attention_explorer.run import compute_session
 from attention_explorer.session.model import Session
 from attention_explorer.session.resize import set_d_model, set_heads, set_token_count
@@ -215,6 +216,8 @@ class WindowBench:
         self.worker_used = False
         self._runner: _ThreadRunner | None = None
         self._held: object = None
+        #: the engine's reusable state per thread, as the window keeps one per thread
+        self._caches = {True: EngineCache(), False: EngineCache()}
         self._updated_at: float | None = None
         self.live.updated.connect(self._on_updated)
         self.live.busy.connect(self._on_busy)
@@ -311,6 +314,9 @@ class WindowBench:
         """
         data = self.session.data()
         heads, stages = self.live.pass_options()  # exactly what the window asks for
+        if on_thread is None:
+            on_thread = self.worker_used
+        cache = self._caches[bool(on_thread)]
 
         def job() -> object:
             return compute_session(
@@ -320,11 +326,10 @@ class WindowBench:
                 heads=heads,
                 stages=stages,
                 preview=self.live.preview,
+                cache=cache,
             )
 
         gc.collect()
-        if on_thread is None:
-            on_thread = self.worker_used
         if on_thread:
             if self._runner is None:
                 self._runner = _ThreadRunner()

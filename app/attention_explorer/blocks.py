@@ -1,5 +1,4 @@
-"""Block reductions of a [rows, cols] array: each block's max, mean or value of largest
-magnitude (sign kept, "absmax") of its finite cells.
+"""Block reductions of a [rows, cols] array: each block's max or mean of its finite cells.
 
 Neutral ground for the engine (previews computed block by block) and the display (stages
 shrunk to screen resolution): both import these, so neither reaches into the other.
@@ -80,11 +79,7 @@ def reduce_blocks(
     −∞): each block's max or mean of its finite cells; the image is finite (hidden blocks 0),
     float32 unless a value lies beyond float32's range (then float64). float32 values add up
     in float32 (float64 only when that overflows), float64 values in float64 (and stay
-    float64 when ``narrow`` is False: for pieces of one image, narrowed once at the end).
-    ``how`` is "max", "mean" or "absmax" (the finite value of largest magnitude, sign kept;
-    a tie keeps the positive one)."""
-    if how == "absmax":
-        return _absmax_blocks(values, fr, fc, narrow)
+    float64 when ``narrow`` is False: for pieces of one image, narrowed once at the end)."""
     if values.dtype == np.float64:  # float64 stages add up in float64, block by block alike
         image, hidden = _blocks(values, fr, fc, how, np.float64)
         return (fits_float32(image) if narrow else image), hidden
@@ -92,20 +87,3 @@ def reduce_blocks(
     if not np.isfinite(image).all():  # float32 overflowed: values beyond its range
         image, hidden = _blocks(values, fr, fc, how, np.float64)
     return fits_float32(image), hidden
-
-
-def _absmax_blocks(
-    values: np.ndarray, fr: int, fc: int, narrow: bool
-) -> tuple[np.ndarray, np.ndarray]:
-    """(image, hidden) of each ``fr`` x ``fc`` block's finite value of largest magnitude.
-
-    Block means of values of both signs cancel to a flat pale square under colour levels that
-    span the whole stage; the block's extreme keeps its colour and its sign.
-    """
-    high, hidden = reduce_blocks(values, fr, fc, "max", narrow=False)  # [R, C]
-    masked = np.isneginf(values)  # [rows, cols]
-    kind = values.dtype if values.dtype.kind == "f" else np.float64
-    negated = np.negative(values, where=~masked, out=np.full(values.shape, -np.inf, kind))
-    low, _ = reduce_blocks(negated, fr, fc, "max", narrow=False)  # [R, C]: minus the minimum
-    image = np.where(hidden, 0.0, np.where(low > high, -low, high))  # [R, C]
-    return (fits_float32(image) if narrow else image), hidden

@@ -22,6 +22,7 @@ import os
 import re
 import secrets
 import stat
+import time
 from pathlib import Path
 
 
@@ -122,9 +123,19 @@ def check_output(path: str | os.PathLike, *, allow_read_only: bool = False) -> N
     resolve_output(path, allow_read_only=allow_read_only)
 
 
-def _alive(pid: int) -> bool:
+#: Where a process cannot be asked whether it runs (Windows, where os.kill(pid, 0) would end
+#: it), leftovers older than this are removed.
+STALE_SECONDS = 24 * 3600
+
+
+def _alive(pid: int, path: str) -> bool:
     if pid == os.getpid():
         return True
+    if os.name == "nt":
+        try:
+            return time.time() - os.stat(path).st_mtime < STALE_SECONDS
+        except OSError:
+            return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -144,7 +155,7 @@ def sweep_leftovers(folder: str | os.PathLike) -> list[str]:
         with os.scandir(folder) as entries:
             for entry in entries:
                 match = _LEFTOVER.match(entry.name)
-                if not match or _alive(int(match["pid"])):
+                if not match or _alive(int(match["pid"]), entry.path):
                     continue
                 with contextlib.suppress(OSError):
                     if entry.is_file(follow_symlinks=False):

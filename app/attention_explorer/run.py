@@ -17,6 +17,7 @@ from attention_explorer.engine import (
     torch_installed,
     torch_missing_reason,
 )
+from attention_explorer.engine.cache import EngineCache
 
 BACKENDS = ("numpy", "torch")
 
@@ -54,13 +55,15 @@ def compute_session(
     heads: Iterable[int] | None = None,
     stages: Iterable[str] | None = None,
     preview: int | None = None,
+    cache: EngineCache | None = None,
 ) -> Trace:
     """Run a session through the engine and return its :class:`Trace` (numpy stages).
 
     ``data`` is a :class:`~attention_explorer.session.SessionData` or an evented
     :class:`~attention_explorer.session.Session` (its current content is used). ``heads`` and
     ``stages`` limit what is computed and kept, ``preview`` makes long sequences keep their
-    square stages at display resolution (see :func:`attention_explorer.engine.compute`).
+    square stages at display resolution (see :func:`attention_explorer.engine.compute`);
+    ``cache`` is the caller's :class:`~attention_explorer.engine.cache.EngineCache` (None: pure).
     Raises :class:`AttentionInputError` for an invalid session, backend, device or dtype.
     """
     if callable(getattr(data, "data", None)):  # an evented Session: take a snapshot
@@ -75,4 +78,5 @@ def compute_session(
         tokens=data.tokens,
         kv_tokens=data.kv_tokens or None,
         preview=preview,
+        cache=cache,
     )

@@ -52,7 +52,8 @@ SHOWN: dict[str, tuple[Callable[[object], bool], str]] = {
 
 
 def is_shown(name: str, trace) -> bool:
-    """True when the stage panel shows stage ``name`` for ``trace`` (its rule holds)."""
+    """True when the stage panel shows stage ``name`` for ``trace`` (its rule holds; a stage
+    the pass left out for speed is shown with a placeholder that says why)."""
     return SHOWN[stage(name).when][0](trace)
 
 

@@ -54,10 +54,10 @@ class Stage:
     title: str  #: a learner-facing title ("weights"; see :func:`title`)
     formula: str  #: how it is computed, in one line
     per_head: bool  #: one matrix per head (else shared by all heads)
-    rows: str  #: what a row is: "queries", "keys"
+    rows: str  #: what a row is: "tokens" (the inputs), "queries", "keys"
     cols: str  #: what a column is: "keys", "dimension", "output dimension"
     kind: str  #: "signed", "unit" or "free" (see the module docstring)
-    shrink: str  #: "max", "mean" or "absmax" (largest magnitude, sign kept)
+    shrink: str  #: "max" or "mean"
     decimals: int = DEFAULT_DECIMALS  #: decimals of its numbers (cells, tooltips, exports)
     #: rows of probabilities that the per-row and log colour scales apply to (the weights);
     #: every other stage is always drawn on its linear levels
@@ -81,6 +81,8 @@ class Stage:
     short: str = ""
     #: its query row is compared before / after an experiment's change (the banner)
     compared: bool = False
+    #: its columns are one block of d_v per head (the concatenation): drawn with dividers
+    head_blocks: bool = False
 
     @property
     def short_name(self) -> str:
@@ -99,27 +101,20 @@ class Stage:
 
 
 # The axes of a stage's matrix, (rows, columns): what a row and a column stand for.
+_TOKEN_DIMS = ("tokens", "dimension")  # the inputs: a row per token, before any query
 _QUERY_DIMS = ("queries", "dimension")
 _KEY_DIMS = ("keys", "dimension")
 _QUERY_KEYS = ("queries", "keys")
 _QUERY_OUTPUTS = ("queries", "output dimension")
 
 
-def _default_shrink(kind: str) -> str:
-    """Signed stages shrink by each block's value of largest magnitude (block means of both
-    signs cancel to a flat square); the others by the block mean."""
-    return "absmax" if kind == "signed" else "mean"
-
-
-def _shared(name, title, formula, axes, kind, shrink=None, **more) -> Stage:
+def _shared(name, title, formula, axes, kind, shrink="mean", **more) -> Stage:
     """A stage with one matrix for all heads."""
-    shrink = shrink or _default_shrink(kind)
     return Stage(name, title, formula, False, *axes, kind, shrink, **more)
 
 
-def _per_head(name, title, formula, axes, kind, shrink=None, **more) -> Stage:
+def _per_head(name, title, formula, axes, kind, shrink="mean", **more) -> Stage:
     """A stage with one matrix per head."""
-    shrink = shrink or _default_shrink(kind)
     return Stage(name, title, formula, True, *axes, kind, shrink, **more)
 
 
@@ -136,17 +131,18 @@ CATALOGUE: dict[str, Stage] = {
             "X",
             "input X",
             "the token embeddings",
-            _QUERY_DIMS,
+            _TOKEN_DIMS,
             "free",
             group="inputs",
             when="projection",
             caption="input",
+            explain="typed",
         ),
         _shared(
             "positions",
             "positional encoding P",
             "P[i] for position i (sinusoidal or learned)",
-            _QUERY_DIMS,
+            _TOKEN_DIMS,
             "signed",
             group="inputs",
             when="positions",
@@ -157,7 +153,7 @@ CATALOGUE: dict[str, Stage] = {
             "X_pos",
             "input with positions X + P",
             "X + P: what W_Q, W_K, W_V project",
-            _QUERY_DIMS,
+            _TOKEN_DIMS,
             "free",
             group="inputs",
             when="positions",
@@ -173,6 +169,7 @@ CATALOGUE: dict[str, Stage] = {
             group=None,
             when="cross",
             caption="key/value\ninput",
+            explain="typed",
         ),
         *(
             _per_head(
@@ -276,6 +273,7 @@ CATALOGUE: dict[str, Stage] = {
             caption="concat\nheads",
             upstream=(*_WEIGHTED, "heads"),
             explain="concat",
+            head_blocks=True,
         ),
         _shared(
             "output",

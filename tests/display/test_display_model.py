@@ -78,7 +78,9 @@ def test_weights_and_mask_shrink_by_maximum_other_stages_by_mean():
         frame.heading == "softmax weights · head 0 · 1100×1100 shown as 367×367, max of 3×3 blocks"
     )
     assert build_frame(trace, "mask", None).heading.endswith("max of 3×3 blocks")
-    assert build_frame(trace, "scores", 0).heading.endswith("largest magnitude of 3×3 blocks")
+    assert build_frame(trace, "scores", 0).heading.endswith(
+        "mean of 3×3 blocks; colours fit 99% of the means"
+    )
     assert build_frame(trace, "head_outputs", 0).heading.endswith("mean of 3×1 blocks")
     assert frame.texts == []  # blocks have no single number to write
 
@@ -90,7 +92,9 @@ def test_zoomed_region_shows_exact_cells_at_full_resolution():
     exact = trace.stage("scaled", 0)[500:520, 490:510]  # [20, 20]
     assert frame.block == (1, 1) and frame.region == region and frame.zoomed
     np.testing.assert_array_equal(frame.image, exact)
-    assert frame.levels == build_frame(trace, "scaled", 0).levels  # colours keep their meaning
+    # exact cells are coloured on the whole stage's range (the shrunk overview fits its
+    # colours to the block means, and its title says so)
+    assert frame.levels == levels_for("scaled", trace.stage("scaled", 0))
     assert len(frame.texts) == 400 and frame.texts[0] == cell_texts("scaled", exact[:1, :1])[0]
     assert frame.row_labels == trace.tokens[500:520]
     assert "rows 500–519, columns 490–509 of 1100×1100" in frame.heading

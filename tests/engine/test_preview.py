@@ -183,17 +183,23 @@ def test_a_row_read_from_several_stages_is_computed_once(monkeypatch):
 def test_mask_previews_are_reused_and_an_older_mask_is_let_go():
     import weakref
 
+    from attention_explorer.engine.cache import EngineCache
     from attention_explorer.engine.preview import preview_of
 
+    cache = EngineCache()
     mask = np.tri(40, 40, dtype=bool)
     mask.setflags(write=False)  # the engine's shared masks are read-only
-    first = preview_of(mask, "max", 16)
-    assert preview_of(mask, "max", 16) is first  # the same mask again: the same preview
-    assert preview_of(mask, "mean", 16) is not first
+    first = preview_of(mask, "max", 16, cache)
+    assert preview_of(mask, "max", 16, cache) is first  # the same mask again: the same preview
+    assert preview_of(mask, "mean", 16, cache) is not first
+    assert preview_of(mask, "max", 16) is not first  # without a cache: made anew (pure)
+    assert preview_of(mask, "max", 16, EngineCache()) is not first  # caches share nothing
+    writable = np.tri(40, 40, dtype=bool)
+    assert preview_of(writable, "max", 16, cache) is not preview_of(writable, "max", 16, cache)
     gone = weakref.ref(mask)
     other = np.ones((40, 40), dtype=bool)
     other.setflags(write=False)
-    preview_of(other, "max", 16)
+    preview_of(other, "max", 16, cache)
     del mask, first
     assert gone() is None  # the older mask is not kept alive by the remembered previews
 

@@ -1,75 +1,81 @@
-"""Large stages reuse the memory of dead traces, never of live ones."""
+"""The stage pool reuses a block only once no array refers to it, and belongs to its owner."""
 
 import numpy as np
 
-from attention_explorer.engine import stage_pool
+from attention_explorer.engine.cache import EngineCache
+from attention_explorer.engine.stage_pool import StagePool
+
+MIB = 1024 * 1024
 
 
-def _base(array: np.ndarray) -> np.ndarray:
-    return array if array.base is None else array.base
-
-
-def test_a_block_is_reused_only_when_no_view_of_it_is_left():
-    stage_pool.clear_pool()
-    shape = (1, 1024, 1024)  # 4 MiB float32: pooled
-    first = stage_pool.pooled_empty(shape, np.float32)
-    first[:] = 1.0
-    row = first[0, 3]  # a view kept somewhere (a view's row, a zoomed region)
+def test_a_block_is_reused_only_when_nothing_refers_to_it():
+    pool = StagePool()
+    shape = (4, 512, 1024)  # 8 MiB of float32: pooled
+    first = pool.empty(shape, np.float32)
+    first[...] = 1.0
+    view = first[0]  # a view keeps the block in use
     del first
-    second = stage_pool.pooled_empty(shape, np.float32)
-    assert _base(second) is not _base(row)  # still in use through ``row``: a new block
-    assert np.all(row == 1.0)
-    second[:] = 2.0
-    assert np.all(row == 1.0)  # the live array's numbers never change
-    block = id(_base(row))  # its id only: a reference would keep it in use
-    del row
-    third = stage_pool.pooled_empty(shape, np.float32)
-    assert id(_base(third)) == block  # nothing refers to it any more: reused
-    stage_pool.clear_pool()
+    second = pool.empty(shape, np.float32)
+    assert not np.shares_memory(second, view)  # in use: a new block
+    del view
+    second[...] = 2.0
+    base = second.base
+    del second
+    third = pool.empty(shape, np.float32)  # nothing refers to the first block now
+    assert third.base is not None and pool.nbytes() == 16 * MIB
+    del base, third
+    pool.clear()
+    assert pool.nbytes() == 0
 
 
-def test_small_arrays_and_a_full_pool_come_from_numpy(monkeypatch):
-    stage_pool.clear_pool()
-    small = stage_pool.pooled_empty((8, 8), np.float32)
-    assert stage_pool.pool_bytes() == 0 and small.shape == (8, 8)
-    monkeypatch.setattr(stage_pool, "POOL_LIMIT_BYTES", 5 * 1024 * 1024)
-    held = stage_pool.pooled_empty((1024, 1024), np.float32)  # 4 MiB: pooled
-    other = stage_pool.pooled_empty((1024, 1024), np.float32)  # the first is in use
-    assert stage_pool.pool_bytes() == 4 * 1024 * 1024  # over the limit: not pooled
-    assert _base(other) is not _base(held)
-    stage_pool.clear_pool()
-    assert stage_pool.pool_bytes() == 4 * 1024 * 1024  # ``held`` keeps its block
+def test_small_arrays_are_not_pooled_and_the_limit_holds():
+    pool = StagePool(limit_bytes=5 * MIB)
+    small = pool.empty((8, 8), np.float32)
+    assert pool.nbytes() == 0 and small.shape == (8, 8)
+    held = pool.empty((1024, 1024), np.float32)  # 4 MiB: pooled
+    other = pool.empty((1024, 1024), np.float32)  # the first is in use, over the limit
+    assert pool.nbytes() == 4 * MIB  # not pooled
+    del other
+    pool.clear()
+    assert pool.nbytes() == 4 * MIB  # ``held`` keeps its block
     del held
-    stage_pool.clear_pool()
-    assert stage_pool.pool_bytes() == 0
+    pool.clear()
+    assert pool.nbytes() == 0
 
 
-def test_a_new_size_gives_back_the_unused_blocks_of_other_sizes():
-    stage_pool.clear_pool()
-    kept = stage_pool.pooled_empty((1024, 1024), np.float32)  # 4 MiB, in use
-    dropped = stage_pool.pooled_empty((1024, 2048), np.float32)  # 8 MiB
+def test_a_new_size_gives_unused_blocks_of_other_sizes_back():
+    pool = StagePool()
+    kept = pool.empty((1024, 1024), np.float32)  # 4 MiB, in use
+    dropped = pool.empty((1024, 2048), np.float32)  # 8 MiB
     del dropped
-    assert stage_pool.pool_bytes() == 12 * 1024 * 1024
-    bigger = stage_pool.pooled_empty((2048, 2048), np.float32)  # 16 MiB: n changed
-    assert stage_pool.pool_bytes() == (4 + 16) * 1024 * 1024  # the unused 8 MiB went back
+    assert pool.nbytes() == 12 * MIB
+    bigger = pool.empty((2048, 2048), np.float32)  # 16 MiB: n changed
+    assert pool.nbytes() == (4 + 16) * MIB  # the unused 8 MiB went back
     del kept, bigger
-    stage_pool.clear_pool()
 
 
-def test_a_previewed_pass_gives_unused_blocks_back():
+def test_two_pools_share_nothing():
+    one, two = StagePool(), StagePool()
+    a = one.empty((1024, 1024), np.float32)
+    del a
+    b = two.empty((1024, 1024), np.float32)  # one's unused block is not two's to take
+    assert one.nbytes() == two.nbytes() == 4 * MIB
+    del b
+
+
+def test_a_previewed_pass_gives_its_cache_s_unused_blocks_back():
     from attention_explorer.run import compute_session
     from attention_explorer.session.resize import set_token_count
     from attention_explorer.session.starter import starter_session
 
-    stage_pool.clear_pool()
+    cache = EngineCache()
     data = set_token_count(starter_session(), 40)
-    free = stage_pool.pooled_empty((1024, 1024), np.float32)  # 4 MiB: pooled
-    held = stage_pool.pooled_empty((1024, 1024), np.float32)
+    free = cache.empty((1024, 1024), np.float32)  # 4 MiB: pooled
+    held = cache.empty((1024, 1024), np.float32)
     del free  # unused now, still held by the pool
-    assert stage_pool.pool_bytes() == 8 * 1024 * 1024
-    compute_session(data)  # a full pass keeps the pool
-    assert stage_pool.pool_bytes() == 8 * 1024 * 1024
-    compute_session(data, preview=16)  # a previewed pass needs none: unused blocks go
-    assert stage_pool.pool_bytes() == 4 * 1024 * 1024  # ``held`` is still in use
+    assert cache.pool.nbytes() == 8 * MIB
+    compute_session(data, cache=cache)  # a full pass keeps the pool
+    assert cache.pool.nbytes() == 8 * MIB
+    compute_session(data, preview=16, cache=cache)  # a previewed pass needs none
+    assert cache.pool.nbytes() == 4 * MIB  # ``held`` is still in use
     del held
-    stage_pool.clear_pool()

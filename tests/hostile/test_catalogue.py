@@ -39,6 +39,26 @@ def test_the_catalogue_is_large_and_covers_every_class():
     } <= classes
 
 
+def test_every_class_of_the_catalogue_is_refused_by_the_loader_in_its_own_words(tmp_path):
+    """On the code, not only the data: one case of each class goes through the real loader,
+    which refuses it with a one-line message; the classes are told apart (not one catch-all
+    message for every kind of damage)."""
+    messages = {}
+    for name in sorted(CASES):
+        kind, make = CASES[name]
+        if kind in messages:
+            continue
+        folder = tmp_path / f"case{len(messages)}"
+        folder.mkdir()
+        with pytest.raises(SessionFileError) as info:
+            load_session(make(folder))
+        text = str(info.value)
+        assert text.strip() and "\n" not in text, (kind, text)
+        messages[kind] = text
+    assert len(messages) >= 8
+    assert len(set(messages.values())) >= len(messages) - 1, messages
+
+
 @pytest.fixture
 def case_file(request, tmp_path):
     """The hostile file of the case named by the test's parameter, alone in its folder."""

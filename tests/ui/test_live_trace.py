@@ -84,3 +84,33 @@ def test_a_queued_stale_request_is_skipped_and_busy_ends_on_an_inline_pass(
         live.shutdown()
     assert ("A", "b", "c", "d") not in started  # request 2 was never computed
     assert live.trace.tokens == ("A", "dog", "ran", "off")
+
+
+def test_inline_and_worker_passes_never_share_an_engine_cache(qtbot, monkeypatch):
+    real = live_trace.compute_session
+    caches: list[tuple[str, object]] = []  # (thread name, cache) of every pass
+
+    def recording(data, *args, **kwargs):
+        caches.append((threading.current_thread().name, kwargs.get("cache")))
+        return real(data, *args, **kwargs)
+
+    monkeypatch.setattr(live_trace, "compute_session", recording)
+    session = Session.from_data(starter_session())
+    live = LiveTrace(session)
+    try:
+        live.recompute_now()  # small: inline
+        monkeypatch.setattr(live_trace, "WORKER_THRESHOLD", -1)
+        session.tokens = ("A", "dog", "ran", "off")
+        live.recompute_now()  # now on the worker
+        qtbot.waitUntil(lambda: live.trace.tokens == ("A", "dog", "ran", "off"), timeout=10000)
+        monkeypatch.setattr(live_trace, "WORKER_THRESHOLD", 10**9)
+        live.recompute_now()  # inline again
+        monkeypatch.setattr(live_trace, "SELECTED_HEAD_ONLY_THRESHOLD", -1)
+        live.full_trace()  # an export's full trace
+    finally:
+        live.shutdown()
+    (main, inline), (worker, on_worker), (_, inline_again), (_, export) = caches
+    assert worker != main  # the second pass did run on the worker thread
+    assert inline is not None and on_worker is not None and inline is not on_worker
+    assert inline_again is inline  # each thread keeps reusing its own
+    assert export is None  # a full trace for an export is pure: it keeps nothing

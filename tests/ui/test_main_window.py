@@ -388,9 +388,7 @@ def test_a_1e30_value_in_a_long_sequence_stays_finite_when_downsampled(qtbot, wi
     scores = trace.stage("scores", 0)  # [600, 600]
     image = window.stages.view("scores").frame.image
     assert image.shape == (300, 300) and np.isfinite(image).all()
-    blocks = scores.reshape(300, 2, 300, 2).transpose(0, 2, 1, 3).reshape(300, 300, 4)
-    largest = np.take_along_axis(blocks, np.abs(blocks).argmax(axis=2)[..., None], 2)[..., 0]
-    np.testing.assert_allclose(image, largest, rtol=1e-9)  # signed: the largest magnitude
+    np.testing.assert_allclose(image, scores.reshape(300, 2, 300, 2).mean(axis=(1, 3)), rtol=1e-9)
     for view in map(window.stages.view, window.stages.shown_stages()):
         assert np.isfinite(view.frame.image).all(), view.stage
 

@@ -164,7 +164,7 @@ def test_a_long_title_is_shown_in_full_on_lines_of_its_own(panel_for):
     view = panel.view("weights")
     heading = "softmax weights · head 0 · 600×600 shown as 300×300, max of 2×2 blocks"
     assert view.frame.heading == heading
-    label = view.plot.titleLabel
-    assert "softmax weights · head 0</span><br>" in label.text
-    assert "600×600 shown as 300×300, max of 2×2 blocks" in label.text
-    assert label.item.boundingRect().width() <= view.graphics.width()  # nothing cut off
+    bar = view.title_bar
+    assert bar.title.text() == "softmax\u00a0weights · head\u00a00"
+    assert bar.subtitle.text() == "600×600 shown as 300×300, max of 2×2 blocks"
+    assert bar.geometry().bottom() < view.graphics.geometry().top()  # above the plot

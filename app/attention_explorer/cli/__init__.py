@@ -5,6 +5,8 @@
     attention-explorer explain SESSION.json --stage weights --head 0 --cell 1,2
     attention-explorer export SESSION.json --stage weights --head all --format png --out DIR
     attention-explorer examples                  list the starter and the worked examples
+    attention-explorer sweep MODEL --text … --out sweep.csv   which heads matter (knockouts)
+    attention-explorer handout --example NAME --out walk.pdf   the walkthrough as a PDF
     attention-explorer --self-test | --version
 
 Every parser lives in :mod:`.parsers`; the commands are written on the Python API
@@ -60,10 +62,18 @@ def _command(name: str):
         from attention_explorer.cli.export_command import cmd_export
 
         return cmd_export
+    if name == "handout":
+        from attention_explorer.cli.handout_command import cmd_handout
+
+        return cmd_handout
     if name == "model":
         from attention_explorer.cli.model_command import cmd_model
 
         return cmd_model
+    if name == "sweep":
+        from attention_explorer.cli.sweep_command import cmd_sweep
+
+        return cmd_sweep
     return {
         "compute": commands.cmd_compute,
         "explain": commands.cmd_explain,

@@ -40,9 +40,9 @@ def cmd_compute(args: argparse.Namespace) -> int:
     if args.out:
         from attention_explorer.export import export_trace_npz
 
+        check_output(args.out)  # the output policy refuses before the engine runs
         if Path(args.out).expanduser().is_dir():
             raise UsageError(f"--out {args.out} is a folder; give a file such as trace.npz in it")
-        check_output(args.out)  # the output policy refuses before the engine runs
         print(f"wrote {export_trace_npz(run_engine(data, args), args.out)}")
         return 0
     from attention_explorer.cli.summary import summary

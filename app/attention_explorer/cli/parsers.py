@@ -11,11 +11,12 @@ import argparse
 import sys
 
 from attention_explorer._version import __version__
+from attention_explorer.cli.sweep_command import add_sweep_parser
 from attention_explorer.stages import CATALOGUE
 
 PROG = "attention-explorer"
 #: The sub-commands; anything else that is not a file to open is an unknown command.
-COMMANDS = ("compute", "explain", "export", "examples", "model", "schema")
+COMMANDS = ("compute", "explain", "export", "examples", "model", "schema", "sweep", "handout")
 #: Stage names, in pipeline order, from the stage catalogue (pure Python, cheap to import).
 STAGE_NAMES = tuple(CATALOGUE)
 
@@ -152,7 +153,16 @@ def build_parser() -> OneLineParser:
     sub.add_parser(
         "schema", help="print the JSON Schema of session files (for editors that validate)"
     )
+    add_sweep_parser(sub)
+    _add_handout(sub)
     return parser
+
+
+def _add_handout(sub) -> None:
+    p = sub.add_parser("handout", help="write the walkthrough as a PDF, one page per step")
+    add_source_options(p)
+    p.add_argument("--out", required=True, metavar="FILE.pdf", help="the PDF to write")
+    add_engine_options(p)
 
 
 def _add_model(sub) -> None:

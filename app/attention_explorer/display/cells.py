@@ -29,8 +29,13 @@ def cell_texts(name: str, values: np.ndarray, decimals: int | None = None) -> li
     ``decimals`` defaults to the catalogue's (the screen's digits); the mask reads 1 / 0.
     """
     digits = stage(name).decimals if decimals is None else int(decimals)
+    return texts_of(values, digits)
+
+
+def texts_of(values: np.ndarray, decimals: int) -> list[str]:
+    """The text of every cell of any ``values [r, c]``, row by row, with ``decimals``."""
     flat = np.asarray(values, dtype=np.float64).reshape(-1)  # [r*c]
-    return [cell_text(v, digits) for v in flat]
+    return [cell_text(v, decimals) for v in flat]
 
 
 def relative_luminance(rgb: np.ndarray) -> np.ndarray:

@@ -20,11 +20,12 @@ from attention_explorer.display.levels import (
 )
 from attention_explorer.display.shrink import (
     DISPLAY_LIMIT,
-    RULE_WORDS,
     Shrunk,
     fits_float32,
+    rule_words,
     shrink,
     shrink_rule,
+    signed_levels,
 )
 from attention_explorer.stages import stage, title
 
@@ -85,14 +86,17 @@ class DisplayFrame:
             return np.clip((self.image.astype(np.float64) - low) / (high - low), 0.0, 1.0)
 
 
-def shrink_note(shape: tuple[int, int], shrunk: Shrunk) -> str:
-    """How a view was shrunk, in full: "4096×4096 shown as 512×512, max of 8×8 blocks"."""
+def shrink_note(shape: tuple[int, int], shrunk: Shrunk, name: str = "") -> str:
+    """How a view was shrunk, in full: "4096×4096 shown as 512×512, max of 8×8 blocks"
+    (signed stages add how their colours were fitted, see :func:`rule_words`)."""
     if not shrunk.shrunk:
         return ""
     rows, cols = shape
     r, c = shrunk.image.shape
-    how = RULE_WORDS.get(shrunk.how, "mean")
-    return f"{rows}×{cols} shown as {r}×{c}, {how} of {shrunk.block[0]}×{shrunk.block[1]} blocks"
+    how = rule_words(name, shrunk) if name else f"{shrunk.how} of BLOCK blocks"
+    return f"{rows}×{cols} shown as {r}×{c}, " + how.replace(
+        "BLOCK", f"{shrunk.block[0]}×{shrunk.block[1]}"
+    )
 
 
 def stage_heading(trace, name: str, head: int | None, note: str = "") -> str:
@@ -169,7 +173,7 @@ def build_frame(
     zoomed = (r0, r1, c0, c1) != (0, rows, 0, cols)
     preview = _preview(trace, name)
     index = 0 if head is None else trace.head_index(head)
-    rule = shrink_rule(name)  # signed stages: largest magnitude, not the preview's means
+    rule = shrink_rule(name)
     if preview is not None and preview.limit == limit and not zoomed and preview.how == rule:
         part, part_shape = None, (rows, cols)  # the pass shrank it already, block by block
         shrunk = _preview_shrunk(preview, index)
@@ -186,11 +190,12 @@ def build_frame(
         # means never changes what a colour stands for.
         image, caption = shrunk.image, ""
         levels = full_levels if full_levels is not None else levels_for(name, full)
+        levels = signed_levels(name, shrunk) or levels  # signed block means: fitted to them
         ticks = colorbar_ticks(levels)
     else:
         image, levels, ticks, caption = apply_scale(name, shrunk.image, scale)
     note = _zoom_note((rows, cols), (r0, r1, c0, c1)) if zoomed else ""
-    note = " · ".join(p for p in (note, shrink_note(part_shape, shrunk)) if p)
+    note = " · ".join(p for p in (note, shrink_note(part_shape, shrunk, name)) if p)
     digits = entry.decimals if decimals is None else int(decimals)
     small = part_shape[0] <= MAX_TEXT_CELLS and part_shape[1] <= MAX_TEXT_CELLS
     texts = cell_texts(name, part, digits) if small and not shrunk.shrunk else []

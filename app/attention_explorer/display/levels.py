@@ -17,6 +17,8 @@ from attention_explorer.display.ticks import nice_ticks, tick_text
 from attention_explorer.numbers import format_number
 from attention_explorer.stages import stage
 
+#: The value kinds (see :mod:`attention_explorer.stages`): they decide the colour levels.
+KINDS = ("signed", "unit", "free")
 #: Colour scales a unit stage may use: linear 0..1, per-row maximum, log10.
 SCALES = ("linear", "row", "log")
 #: The smallest weight the log scale tells apart from zero.
@@ -28,30 +30,50 @@ def levels_for(name: str, values: np.ndarray) -> tuple[float, float]:
 
     ``values`` may hold −∞ (masked cells); only finite values count.
     """
-    entry = stage(name)
-    if entry.fixed_levels is not None:
-        return entry.fixed_levels
+    return levels_of_kind(stage(name).kind, values)
+
+
+def levels_of_kind(kind: str, values: np.ndarray) -> tuple[float, float]:
+    """Colour levels (low, high) for ``values`` of value ``kind`` ("signed", "unit" or
+    "free"; see :mod:`attention_explorer.stages`): any array, a stage or a difference map."""
+    fixed = fixed_levels(kind)
+    if fixed is not None:
+        return fixed
     values = np.asarray(values)
     low, high = (float(values.min()), float(values.max())) if values.size else (0.0, 0.0)
     if not (values.size and np.isfinite(low) and np.isfinite(high)):  # else: no temporary
         finite = np.isfinite(values)  # [r, c]
         if not finite.any():
-            return levels_from_range(name, np.inf, -np.inf)
+            return range_levels(kind, np.inf, -np.inf)
         low = float(np.min(values, where=finite, initial=np.inf))
         high = float(np.max(values, where=finite, initial=-np.inf))
-    return levels_from_range(name, low, high)
+    return range_levels(kind, low, high)
+
+
+def fixed_levels(kind: str) -> tuple[float, float] | None:
+    """(0, 1) for the ``unit`` kind; None where levels follow the data. ValueError names an
+    unknown kind."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown value kind {kind!r}; choose from {', '.join(KINDS)}")
+    return (0.0, 1.0) if kind == "unit" else None
 
 
 def levels_from_range(name: str, low: float, high: float) -> tuple[float, float]:
     """Colour levels of stage ``name`` whose finite cells span ``low .. high`` (low > high:
     no finite cell); what :func:`levels_for` gives for such values."""
-    entry = stage(name)
-    if entry.fixed_levels is not None:
-        return entry.fixed_levels
+    return range_levels(stage(name).kind, low, high)
+
+
+def range_levels(kind: str, low: float, high: float) -> tuple[float, float]:
+    """Colour levels of value ``kind`` for finite cells spanning ``low .. high`` (low > high:
+    none): symmetric about 0 when signed, padded when flat."""
+    fixed = fixed_levels(kind)
+    if fixed is not None:
+        return fixed
     low, high = float(low), float(high)
     if not (np.isfinite(low) and np.isfinite(high)) or low > high:
-        return (-1.0, 1.0) if entry.kind == "signed" else (0.0, 1.0)
-    if entry.kind == "signed":
+        return (-1.0, 1.0) if kind == "signed" else (0.0, 1.0)
+    if kind == "signed":
         bound = max(abs(low), abs(high))
         return (-bound, bound) if bound > 0 else (-1.0, 1.0)
     if high - low <= 1e-12 * max(1.0, abs(low)):

@@ -1,12 +1,14 @@
-"""Shrinking a stage to display resolution: block max, block mean or largest magnitude.
+"""Shrinking a stage to display resolution by the catalogue's rule: block max or block mean.
 
 Weights and the mask shrink by block MAXIMUM, so a single peak (one key a query attends to)
-stays visible in a 4096×4096 matrix. Signed stages (raw, scaled and masked scores, positions)
-shrink by the value of LARGEST MAGNITUDE in each block, sign kept (``absmax``): block means of
-values of both signs cancel to a flat pale square under colour levels that span the whole
-stage (±80), while the block's extreme keeps its colour. The other stages average their
-blocks. :func:`shrink_rule` says which rule a stage uses. Masked cells (−∞) are left out of
-each block; a block with no finite cell is ``hidden`` (drawn as masked).
+stays visible in a 4096×4096 matrix; the other stages average their blocks. Masked cells
+(−∞) are left out of each block; a block with no finite cell is ``hidden`` (drawn as masked).
+
+Signed stages (raw, scaled and masked scores) shown as block means would be a flat pale
+square under levels spanning the whole stage (±80: means of both signs cancel toward 0), so
+their colour levels come from the shown means instead (:func:`signed_levels`: ±their 99th
+percentile of magnitude) and the title says so (:func:`rule_words`). The pass's preview
+already holds those means: nothing is recomputed at full resolution.
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ import numpy as np
 from attention_explorer.blocks import DISPLAY_LIMIT, block_factors, fits_float32, reduce_blocks
 from attention_explorer.stages import stage
 
-#: How each rule reads in a view's title ("…, largest magnitude of 8×8 blocks").
-RULE_WORDS = {"max": "max", "mean": "mean", "absmax": "largest magnitude"}
+#: Signed stages shown as block means colour the blocks up to this percentile of |mean|.
+SIGNED_PERCENTILE = 99.0
 
 
 @dataclass(frozen=True)
@@ -28,8 +30,7 @@ class Shrunk:
 
     ``image [r, c]`` is finite (hidden cells hold 0), float32 unless a value needs float64;
     ``hidden [r, c]`` is True where every cell of the block is masked; ``block`` is the
-    (rows, cols) of full-resolution cells per shown cell; ``how`` is "max", "mean" or
-    "absmax" (the value of largest magnitude, sign kept).
+    (rows, cols) of full-resolution cells per shown cell; ``how`` is "max" or "mean".
     """
 
     image: np.ndarray
@@ -46,8 +47,7 @@ class Shrunk:
 def shrink(values: np.ndarray, how: str = "mean", limit: int = DISPLAY_LIMIT) -> Shrunk:
     """``values [rows, cols]`` (may hold −∞) shrunk so neither side exceeds ``limit``.
 
-    ``how`` is the rule ("max", "mean" or "absmax", see :func:`shrink_rule`). Never returns
-    ±inf or NaN in the image.
+    ``how`` is the catalogue's rule ("max" or "mean"). Never returns ±inf or NaN in the image.
     """
     values = np.asarray(values)
     if values.dtype == bool:
@@ -62,9 +62,33 @@ def shrink(values: np.ndarray, how: str = "mean", limit: int = DISPLAY_LIMIT) ->
 
 
 def shrink_rule(name: str) -> str:
-    """The rule stage ``name`` shrinks by, from the catalogue (the engine's previews use it
-    too, so a preview is the shrink of the full stage): ``absmax`` for signed stages."""
+    """The rule stage ``name`` shrinks by (the catalogue's: "max" or "mean")."""
     return stage(name).shrink
+
+
+def signed_levels(name: str, shrunk: Shrunk) -> tuple[float, float] | None:
+    """Colour levels for a signed stage shown as block means: ±the
+    :data:`SIGNED_PERCENTILE` th percentile of the shown means' magnitudes, so the means'
+    structure fills the diverging map (a few extreme blocks saturate). None when the stage is
+    not signed, not shrunk, or every shown block is 0 or hidden (the stage's levels stay)."""
+    if stage(name).kind != "signed" or not shrunk.shrunk:
+        return None
+    shown = np.abs(shrunk.image[~shrunk.hidden])  # [k] finite magnitudes of shown blocks
+    if shown.size == 0:
+        return None
+    top = float(np.percentile(shown, SIGNED_PERCENTILE))
+    if not np.isfinite(top) or top <= 0:
+        return None
+    return (-top, top)
+
+
+def rule_words(name: str, shrunk: Shrunk) -> str:
+    """How a shrunk view was drawn, for its title: "max", "mean" or, for signed stages, "mean
+    …; colours fit 99% of the means"."""
+    words = "max" if shrunk.how == "max" else "mean"
+    if signed_levels(name, shrunk) is not None:
+        return f"{words} of BLOCK blocks; colours fit {SIGNED_PERCENTILE:g}% of the means"
+    return f"{words} of BLOCK blocks"
 
 
 def block_labels(labels: tuple[str, ...], factor: int) -> tuple[str, ...]:

@@ -13,26 +13,25 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Iterator
-from functools import lru_cache
 
 
-@lru_cache(maxsize=1)
-def _controller():
-    """threadpoolctl's controller of the loaded BLAS (numpy's), or None without threadpoolctl."""
+def _blas_limit():
+    """A context holding the loaded BLAS (numpy's) to one thread, or None without
+    threadpoolctl (which keeps its own view of the loaded libraries: nothing is kept here)."""
     try:
-        from threadpoolctl import ThreadpoolController
+        from threadpoolctl import threadpool_limits
     except ImportError:
         return None
-    return ThreadpoolController()
+    return threadpool_limits(limits=1, user_api="blas")
 
 
 @contextlib.contextmanager
 def one_blas_thread() -> Iterator[None]:
     """A context in which BLAS (with threadpoolctl) and torch, when loaded, use one thread."""
-    controller = _controller()
     with contextlib.ExitStack() as stack:
-        if controller is not None:
-            stack.enter_context(controller.limit(limits=1, user_api="blas"))
+        limit = _blas_limit()
+        if limit is not None:
+            stack.enter_context(limit)
         torch = sys.modules.get("torch")
         before = torch.get_num_threads() if torch is not None else 1
         if before > 1:

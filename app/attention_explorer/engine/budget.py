@@ -8,9 +8,11 @@ is available now (80% of MemAvailable on Linux). A refusal says what would fit.
 from __future__ import annotations
 
 import os
+from types import MappingProxyType
 
 from attention_explorer.engine.config import AttentionConfig
 from attention_explorer.engine.errors import AttentionInputError
+from attention_explorer.engine.row_blocks import CHUNK_ELEMENTS
 from attention_explorer.engine.trace import SQUARE_STAGES
 
 MAX_TOKENS = 16_384
@@ -18,15 +20,13 @@ MAX_HEADS = 256
 MAX_D_MODEL = 16_384
 #: Share of the available memory a single trace may take.
 MEMORY_SHARE = 0.8
-#: Score elements computed at once (a chunk of heads x rows); engine/compute.py imports it.
-CHUNK_ELEMENTS = 16 * 1024 * 1024
 #: Per-head [n, m] stages a full trace keeps (scores, scaled, masked, weights): the
 #: catalogue's per-head stages with one cell per (query, key).
 SQUARE_STAGES_KEPT = len(SQUARE_STAGES)
 #: Bytes alive at once while computing: two float64 temporaries of a chunk.
 WORKING_BYTES = CHUNK_ELEMENTS * 8 * 2
 
-_ITEMSIZE = {"float32": 4, "float64": 8}
+_ITEMSIZE = MappingProxyType({"float32": 4, "float64": 8})
 
 
 def available_memory() -> int | None:

@@ -14,32 +14,32 @@ overflow anywhere raises :class:`ComputeOverflow`; :func:`compute` redoes the pa
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
 from attention_explorer.engine import steps
 from attention_explorer.engine.backend import ArrayLib, Backend
-from attention_explorer.engine.blas_threads import one_blas_thread
-from attention_explorer.engine.budget import CHUNK_ELEMENTS, check_budget
+from attention_explorer.engine.block_runner import BlockRunner, usable_cores
+from attention_explorer.engine.budget import check_budget
+from attention_explorer.engine.cache import EngineCache
 from attention_explorer.engine.config import AttentionConfig
 from attention_explorer.engine.errors import AttentionInputError, ComputeOverflow
 from attention_explorer.engine.head_inputs import projected_heads, typed_heads
 from attention_explorer.engine.inputs import AttentionInputs, resolve_config, validate_inputs
 from attention_explorer.engine.mask import allowed_mask
-from attention_explorer.engine.preview import (
-    SquarePreviews,
-    StagePreview,
-    aligned_block,
-    preview_of,
-    wants_preview,
+from attention_explorer.engine.preview import StagePreview, preview_of, wants_preview
+from attention_explorer.engine.row_blocks import (
+    CHUNK_ELEMENTS,
+    ROW_BLOCK_ELEMENTS,
+    TORCH_BLOCK_ELEMENTS,
+    attend_rows,
+    row_block,
 )
-from attention_explorer.engine.recompute import RecomputedStage, RowSource
-from attention_explorer.engine.row_blocks import RowBuffers, attend_rows, row_block
-from attention_explorer.engine.stage_pool import clear_pool, pooled_empty
+from attention_explorer.engine.sinks import FullSink, PreviewSink
 from attention_explorer.engine.trace import ALL_STAGES, PER_HEAD_STAGES, SQUARE_STAGES, Trace
 from attention_explorer.stages import stage
 
@@ -54,6 +54,7 @@ def compute(
     tokens: Sequence[str] | None = None,
     kv_tokens: Sequence[str] | None = None,
     preview: int | None = None,
+    cache: EngineCache | None = None,
 ) -> Trace:
     """Run attention and return a :class:`Trace` of every stage, as numpy arrays.
 
@@ -65,6 +66,11 @@ def compute(
     display limit, e.g. 512) makes a sequence longer than that keep its square stages and the
     mask at display resolution (``trace.previews``) instead of [n, m] arrays; their rows are
     then recomputed when read (:mod:`.preview`, :mod:`.recompute`).
+
+    Without ``cache`` the call is pure: it reads its arguments and returns new arrays only.
+    A caller that computes again and again passes its own :class:`~.cache.EngineCache`, and
+    its passes reuse the mask, its previews and the memory of large stages (never share one
+    cache between passes that may run at the same time).
 
     If float32 overflows anywhere (projections, scores, head outputs or the output, for inputs
     near 1e30), the pass is redone in float64 and a note says so; the result is always finite.
@@ -80,14 +86,14 @@ def compute(
     notes: tuple[str, ...] = ()
     with np.errstate(over="ignore", invalid="ignore"):  # overflow is detected, then redone
         try:
-            kept, previews, fully_masked = _run(inputs, config, lib, n, m, plan)
+            kept, previews, fully_masked = _run(inputs, config, lib, n, m, plan, cache)
         except ComputeOverflow:
             notes = (
                 f"values overflowed {dtype}; this pass was computed in float64 to stay finite",
             )
             try:
                 kept, previews, fully_masked = _run(
-                    inputs, config, ArrayLib(backend, "float64"), n, m, plan
+                    inputs, config, ArrayLib(backend, "float64"), n, m, plan, cache
                 )
             except ComputeOverflow as exc:  # pragma: no cover - inputs are capped at 1e30
                 raise AttentionInputError(
@@ -169,7 +175,7 @@ def _head_list(heads: Iterable[int] | None, count: int) -> tuple[int, ...]:
     return chosen
 
 
-def _run(inputs, config, lib: ArrayLib, n: int, m: int, plan: _Plan):
+def _run(inputs, config, lib: ArrayLib, n: int, m: int, plan: _Plan, cache):
     """One pass in ``lib``'s dtype: (stages as numpy arrays, previews, fully masked rows)."""
     kept: dict[str, np.ndarray | None] = dict.fromkeys(ALL_STAGES)
     previews: dict[str, StagePreview] = {}
@@ -180,165 +186,79 @@ def _run(inputs, config, lib: ArrayLib, n: int, m: int, plan: _Plan):
     steps.require_finite(
         lib.xp, "the projections Q, K, V", *(a for a in (Q, K, V) if a is not None)
     )
-    allowed = allowed_mask(config, n, m)  # [n, m] bool
+    allowed = allowed_mask(config, n, m, cache)  # [n, m] bool
     fully_masked = tuple(int(i) for i in np.flatnonzero(~allowed.any(axis=1)))
     if "mask" in plan.keep:
         kept["mask"] = allowed
         if plan.preview is not None:
-            previews["mask"] = preview_of(allowed, stage("mask").shrink, plan.preview)
-    head_outputs = _attend(lib, config, Q, K, V, allowed, bool(fully_masked), plan, kept, previews)
+            previews["mask"] = preview_of(allowed, stage("mask").shrink, plan.preview, cache)
+    if plan.preview is not None and cache is not None:
+        cache.pool.clear()  # a previewed pass keeps no [n, m] stage: unused pooled blocks go back
+    sink, head_outputs = _attend(lib, config, Q, K, V, allowed, bool(fully_masked), plan, cache)
+    sink.finish(kept, previews)
+    del sink
     if plan.need_all:
         _concat_and_output(lib, config, inputs, head_outputs, plan, kept)
     return kept, previews, fully_masked
 
 
-def _attend(
-    lib: ArrayLib, config, Q, K, V, allowed_np, fully_masked_rows, plan: _Plan, kept, previews
-):
+def _attend(lib: ArrayLib, config, Q, K, V, allowed_np, any_fully_masked, plan: _Plan, cache):
     """Score, scale, mask, normalise and combine, a chunk of heads at a time.
 
-    Stores the kept per-head stages in ``kept`` (and, when the plan previews, the square
-    stages' previews in ``previews`` with recomputing stand-ins in ``kept``); returns the head
-    outputs per chunk (``[c, n, d_v]`` each, empty when not needed). Long sequences go through
-    each chunk of heads a block of query rows at a time (:func:`row_block`): every step is per
-    query row, so the result is the same, but each block's scores, weights and temporaries
-    stay in the processor's cache and no [c, n, m] temporary is ever made (only the kept
-    stages, or their previews).
+    Each chunk goes through its query rows a block at a time (:func:`row_block`): every step
+    is per query row, so the result is the same, but each block's scores, weights and
+    temporaries stay in the processor's cache and no [c, n, m] temporary is ever made (only
+    the kept stages, or their previews). Each block goes to a sink (:mod:`.sinks`): the full
+    stages, or their previews when the plan previews. Returns the sink (its ``finish`` puts
+    the kept stages in place) and the head outputs per chunk (``[c, n, d_v]`` each, empty
+    when not needed).
     """
-    xp = lib.xp
     n, m = allowed_np.shape
     allowed = lib.asbool(allowed_np)  # [n, m]
-    if plan.preview is not None:
-        clear_pool()  # a previewed pass keeps no [n, m] stage: unused pooled blocks go back
     factor = config.scale_value() / config.temperature
     check_each = not steps.scores_cannot_overflow(lib, Q, K, factor, n, m)
-    parts: dict[str, list] = {name: [] for name in PER_HEAD_STAGES if name in plan.keep}
-    square = [name for name in SQUARE_STAGES if name in parts]
-    previewer = _previewer(plan, square, allowed_np, factor)
-    kept_q, kept_k = [], []  # the selected heads' q and k, for recomputing previewed rows
+    square = [name for name in SQUARE_STAGES if name in plan.keep]
+    others = [name for name in PER_HEAD_STAGES if name in plan.keep and name not in square]
+    if plan.preview is not None and square:
+        rules = (factor, any_fully_masked, plan.preview)
+        sink = PreviewSink(
+            lib, config, plan.selected, square, others, allowed_np, allowed, rules, cache
+        )
+    else:
+        sink = FullSink(lib, plan.selected, square, others, n, m, cache)
+
+    def rows(q, k, v, r: slice, buffers) -> dict:  # one block: [c, rows, ·] stages
+        picked = (allowed[r], factor, check_each, any_fully_masked, square)
+        return attend_rows(lib, config, q[:, r], k, v, *picked, plan.need_head_outputs, buffers)
+
+    # a full trace spreads its row blocks over every core; a previewed one (the window's
+    # worker, beside the GUI thread) stays on one (see :mod:`.block_runner`)
+    runner = BlockRunner(lib, m, 1 if plan.preview is not None else usable_cores())
+    torch_full = lib.backend.name == "torch" and plan.preview is None
+    elements = TORCH_BLOCK_ELEMENTS if torch_full else ROW_BLOCK_ELEMENTS
     head_outputs = []
-    buffers = None
-    done = 0  # selected heads finished in earlier chunks
     for start in range(0, len(plan.run_heads), plan.per_chunk):
         chunk = slice(start, start + plan.per_chunk)
         chunk_heads = plan.run_heads[chunk]
         q, k = Q[chunk], K[chunk]  # [c, n, d_k], [c, m, d_k]
         v = V[chunk] if V is not None else None  # [c, m, d_v]
-        block = row_block(len(chunk_heads), n, m)
-        if previewer:  # blocks start where display blocks start: previews are exact shrinks
-            block = min(n, aligned_block(block, previewer.block[0]))
-        if block < n and buffers is None and lib.backend.name == "numpy":
-            buffers = RowBuffers(lib.dtype, len(chunk_heads), block, m)
-        rows = [i for i, head in enumerate(chunk_heads) if head in plan.selected]
-        full: dict[str, np.ndarray] = {}  # the kept [s, n, m] stages, filled block by block
-
-        outs = []
-        scratch = buffers if block < n else None
-        # many small products: BLAS threads would only wait for each other (and row blocks on
-        # two Python threads measured slower: 72 vs 61 ms at n = 4096 on 2 cores)
-        with one_blas_thread() if block < n else contextlib.nullcontext():
-            for r0 in range(0, n, block):
-                r = slice(r0, min(n, r0 + block))
-                values = attend_rows(
-                    lib,
-                    config,
-                    q[:, r],
-                    k,
-                    v,
-                    allowed[r],
-                    factor,
-                    check_each,
-                    bool(fully_masked_rows),
-                    square,
-                    plan.need_head_outputs,
-                    scratch,
-                )
-                if previewer:  # a chunk without a selected head gives only head outputs
-                    if rows:
-                        pick = slice(None) if len(rows) == len(chunk_heads) else rows
-                        parts_np = {
-                            name: lib.to_numpy(values[name])[pick]  # [c', rows, m]
-                            for name in square
-                            if values[name] is not None
-                        }
-                        previewer.add(r0, parts_np, allowed_np[r], first_head=done)
-                elif block >= n:  # one block: keep the arrays themselves, no copy
-                    full = {name: values[name] for name in square}
-                else:
-                    for name in square:
-                        part = lib.to_numpy(values[name])  # [c, rows, m]
-                        part = part if len(rows) == len(chunk_heads) else part[rows]
-                        if name not in full:
-                            full[name] = pooled_empty((len(rows), n, m), part.dtype)
-                        full[name][:, r] = part
-                if values["head_outputs"] is not None:
-                    outs.append(values["head_outputs"])  # [c, rows, d_v]
-                del values
-        head_out = None
+        block = sink.start_chunk(chunk_heads, row_block(len(chunk_heads), n, m, elements))
+        outs = runner.run(partial(rows, q, k, v), sink, len(chunk_heads), n, block)
+        head_out = _joined_rows(lib, outs)  # [c, n, d_v] or None
+        if head_out is not None:
+            steps.require_finite(lib.xp, "the head outputs", head_out)
         if plan.need_head_outputs:
-            head_out = outs[0] if len(outs) == 1 else xp.concat(outs, axis=1)  # [c, n, d_v]
             head_outputs.append(head_out)
-        chunk_values = {"Q": q, "K": k, "V": v, "head_outputs": head_out}
-        if block >= n and not previewer:
-            chunk_values.update(full)
-            _keep_heads(parts, chunk_values, chunk_heads, plan.selected)
-        else:
-            _keep_heads(
-                {k_: p for k_, p in parts.items() if k_ not in square},
-                chunk_values,
-                chunk_heads,
-                plan.selected,
-            )
-            if rows and not previewer:
-                for name in square:
-                    parts[name].append(full[name])
-        if previewer and rows:
-            pick = slice(None) if len(rows) == len(chunk_heads) else rows
-            kept_q.append(q[pick])  # [c', n, d_k]
-            kept_k.append(k[pick])  # [c', m, d_k]
-        done += len(rows)
-        del full, outs, head_out, chunk_values
-    if previewer:
-        source = RowSource(
-            lib,
-            config,
-            kept_q[0] if len(kept_q) == 1 else xp.concat(kept_q, axis=0),  # [s, n, d_k]
-            kept_k[0] if len(kept_k) == 1 else xp.concat(kept_k, axis=0),  # [s, m, d_k]
-            allowed,
-            factor,
-            bool(fully_masked_rows),
-        )
-        for name, preview in previewer.results().items():
-            previews[name] = preview
-            kept[name] = RecomputedStage(source, name)
-            parts.pop(name, None)
-    for name in list(parts):
-        chunks = parts.pop(name)  # dropped as soon as joined, so no stage is held twice for long
-        if len(chunks) == 1 or not isinstance(chunks[0], np.ndarray):
-            joined = chunks[0] if len(chunks) == 1 else xp.concat(chunks, axis=0)
-        else:
-            joined = np.concatenate(chunks, axis=0)
-        kept[name] = lib.to_numpy(joined)
-        del chunks
-    return head_outputs
+        sink.end_chunk({"Q": q, "K": k, "V": v, "head_outputs": head_out})
+        del outs, head_out
+    return sink, head_outputs
 
 
-def _previewer(plan: _Plan, square: list[str], allowed, factor: float):
-    """The previews of the kept square stages when the plan previews (else None)."""
-    if plan.preview is None or not square:
+def _joined_rows(lib: ArrayLib, outs: list):
+    """The blocks' head outputs ``[c, rows, d_v]`` joined along the rows (None without)."""
+    if not outs:
         return None
-    n, m = allowed.shape
-    return SquarePreviews(square, len(plan.selected), n, m, plan.preview, factor, allowed)
-
-
-def _keep_heads(parts: dict[str, list], values: dict, chunk_heads, selected) -> None:
-    """Append the selected heads' rows of each kept stage of one chunk to ``parts``."""
-    rows = [i for i, head in enumerate(chunk_heads) if head in selected]
-    if not rows:
-        return
-    for name, chunk in parts.items():
-        value = values[name]
-        chunk.append(value if len(rows) == len(chunk_heads) else value[rows])
+    return outs[0] if len(outs) == 1 else lib.xp.concat(outs, axis=1)  # [c, n, d_v]
 
 
 def _concat_and_output(lib: ArrayLib, config, inputs, head_outputs, plan: _Plan, kept) -> None:

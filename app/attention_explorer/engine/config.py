@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields, replace
+from types import MappingProxyType
 from typing import Literal, get_args
 
 from attention_explorer.engine.errors import AttentionInputError
@@ -18,32 +19,36 @@ Positional = Literal["none", "sinusoidal", "learned"]
 AttentionKind = Literal["self", "cross"]
 
 #: The learner-facing label of every option of every choice setting, in menu order.
-OPTIONS: dict[str, dict[str, str]] = {
-    "mode": {"direct": "Type Q, K, V directly", "projection": "Project from embeddings X"},
-    "mask": {
-        "none": "None",
-        "causal": "Causal (no peeking ahead)",
-        "padding": "Padding (hide last keys)",
-        "custom": "Custom (click the mask)",
-    },
-    "scale": {"sqrt_dk": "1/√d_k", "none": "None (raw scores)", "custom": "Custom factor"},
-    "normalizer": {"softmax": "Softmax", "sparsemax": "Sparsemax", "sigmoid": "Sigmoid"},
-    "positional": {
-        "none": "None",
-        "sinusoidal": "Sinusoidal",
-        "learned": "Learned (seeded)",
-    },
-    "attention": {"self": "Self-attention", "cross": "Cross-attention"},
-}
+OPTIONS = MappingProxyType(
+    {
+        "mode": {"direct": "Type Q, K, V directly", "projection": "Project from embeddings X"},
+        "mask": {
+            "none": "None",
+            "causal": "Causal (no peeking ahead)",
+            "padding": "Padding (hide last keys)",
+            "custom": "Custom (click the mask)",
+        },
+        "scale": {"sqrt_dk": "1/√d_k", "none": "None (raw scores)", "custom": "Custom factor"},
+        "normalizer": {"softmax": "Softmax", "sparsemax": "Sparsemax", "sigmoid": "Sigmoid"},
+        "positional": {
+            "none": "None",
+            "sinusoidal": "Sinusoidal",
+            "learned": "Learned (seeded)",
+        },
+        "attention": {"self": "Self-attention", "cross": "Cross-attention"},
+    }
+)
 #: The Literal alias of each choice setting (a test checks OPTIONS labels each of its values).
-CHOICES = {
-    "mode": Mode,
-    "mask": MaskKind,
-    "scale": ScaleRule,
-    "normalizer": Normalizer,
-    "positional": Positional,
-    "attention": AttentionKind,
-}
+CHOICES = MappingProxyType(
+    {
+        "mode": Mode,
+        "mask": MaskKind,
+        "scale": ScaleRule,
+        "normalizer": Normalizer,
+        "positional": Positional,
+        "attention": AttentionKind,
+    }
+)
 
 MODES: tuple[str, ...] = get_args(Mode)
 MASKS: tuple[str, ...] = get_args(MaskKind)
@@ -153,6 +158,17 @@ class AttentionConfig:
     def kv_head_of(self, head: int) -> int:
         """The key/value head that query head ``head`` reads K and V from."""
         return head // self.kv_group
+
+    def summary(self, n_tokens: int) -> str:
+        """The sizes and mask in words, from the settings as they are now: "4 tokens,
+        2 heads, causal mask" (so no text keeps saying "two heads" after a change)."""
+        heads = f"{self.heads} head{'s' if self.heads != 1 else ''}"
+        if self.grouped:
+            heads += (
+                f" sharing {self.n_kv_heads} key/value head{'s' if self.n_kv_heads > 1 else ''}"
+            )
+        mask = "no mask" if self.mask == "none" else f"{self.mask} mask"
+        return f"{n_tokens} token{'s' if n_tokens != 1 else ''}, {heads}, {mask}"
 
     def scale_value(self) -> float:
         """The factor the scores are multiplied by before the temperature divides them."""

@@ -278,6 +278,13 @@ def _output_steps(trace: Trace, head, i, j, limit):
     return [step]
 
 
+def _typed_steps(name):
+    def build(trace: Trace, head, i, j, limit):
+        return [Step(f"{name} is an input: this number is given, not computed from others.")]
+
+    return build
+
+
 def _same(build):
     """A builder that works the same for every stage naming it."""
     return lambda name: build
@@ -286,6 +293,7 @@ def _same(build):
 #: The catalogue's ``explain`` names -> a factory of (trace, head, i, j, limit) -> steps for
 #: the stage named (the projection builder reads W_Q, W_K or W_V after the stage's name).
 _BUILDERS = {
+    "typed": _typed_steps,
     "projection": _qkv_steps,
     "scores": _same(_scores_steps),
     "scaled": _same(_scaled_steps),

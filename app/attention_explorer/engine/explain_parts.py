@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from attention_explorer.numbers import format_number
+from attention_explorer.stages import stage
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,8 @@ class CellExplanation:
     def headline(self) -> str:
         """One line: which cell and its value."""
         where = f"{self.stage}[{self.row_label}, {self.col_label}]"
+        if not stage(self.stage).per_head:  # shared by every head: no head to name
+            return f"{where} = {format_number(self.value)}"
         return f"{where} (head {self.head}) = {format_number(self.value)}"
 
     def text(self) -> str:

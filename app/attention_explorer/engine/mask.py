@@ -4,27 +4,29 @@ from __future__ import annotations
 
 import numpy as np
 
+from attention_explorer.engine.cache import EngineCache
 from attention_explorer.engine.config import AttentionConfig
 
-#: The last mask made, by (kind, n, m, padded keys): edits that leave the mask alone reuse it
-#: (a 4096 x 4096 mask is 16 MiB of fresh memory, 3 to 35 ms to make).
-_last: tuple[tuple, np.ndarray] | None = None
 
-
-def allowed_mask(config: AttentionConfig, n: int, m: int) -> np.ndarray:
+def allowed_mask(
+    config: AttentionConfig, n: int, m: int, cache: EngineCache | None = None
+) -> np.ndarray:
     """``[n, m]`` bool for the config's mask kind, read-only (it may be shared by traces).
 
     causal uses torch's top-left alignment (``tril`` of an n x m matrix of ones), so query i
-    sees keys 0..i; padding hides the keys in ``padded_keys`` from every query.
+    sees keys 0..i; padding hides the keys in ``padded_keys`` from every query. With a
+    ``cache`` the last mask made is reused while kind, sizes and padded keys stay the same (a
+    custom mask is always made anew); without one every call makes a new array.
     """
-    global _last
+    if cache is None or config.mask == "custom":
+        return _read_only(config, n, m)
     key = (config.mask, n, m, tuple(config.padded_keys or ()))
-    if config.mask != "custom" and _last is not None and _last[0] == key:
-        return _last[1]
-    allowed = _make(config, n, m)
+    return cache.mask(key, lambda: _read_only(config, n, m))
+
+
+def _read_only(config: AttentionConfig, n: int, m: int) -> np.ndarray:
+    allowed = _make(config, n, m)  # [n, m]
     allowed.setflags(write=False)
-    if config.mask != "custom":
-        _last = (key, allowed)
     return allowed
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 import numpy as np
 
 
@@ -62,7 +64,9 @@ def sigmoid(xp, masked, allowed):
     return 1 / (1 + xp.exp(-masked))
 
 
-NORMALIZER_FUNCTIONS = {"softmax": softmax, "sparsemax": sparsemax, "sigmoid": sigmoid}
+NORMALIZER_FUNCTIONS = MappingProxyType(
+    {"softmax": softmax, "sparsemax": sparsemax, "sigmoid": sigmoid}
+)
 
 
 def normalize(xp, kind: str, masked, allowed):

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attention_explorer.blocks import DISPLAY_LIMIT, block_factors, reduce_blocks
+from attention_explorer.engine.cache import EngineCache
 from attention_explorer.stages import stage
 
 #: A stage whose rows or columns exceed this many is previewed by default.
@@ -166,10 +167,13 @@ class SquarePreviews:
     (0..1) and hidden keys weigh 0, so each row's largest weight needs no mask.
     """
 
-    def __init__(self, names, heads: int, n: int, m: int, limit: int, factor: float, allowed=None):
+    def __init__(
+        self, names, heads: int, n: int, m: int, limit: int, factor: float, allowed=None, cache=None
+    ):
         self.factor = float(factor)
-        #: each display block's share of allowed cells ``[R, C]``, made once per mask
-        self.share = None if allowed is None else preview_of(allowed, "mean", limit).image[0]
+        #: each display block's share of allowed cells ``[R, C]``, made once per mask (per cache)
+        share = None if allowed is None else preview_of(allowed, "mean", limit, cache)
+        self.share = None if share is None else share.image[0]
         self.builders = {
             name: PreviewBuilder(
                 stage(name).shrink,
@@ -228,8 +232,6 @@ class SquarePreviews:
         means over the allowed cells only, blocks with none hidden. A block whose keys are all
         visible is the scaled block itself (``scaled_images``, when given): only the columns
         holding partly hidden blocks (the diagonal of a causal mask) are averaged here."""
-        if self.builders["masked"].how != "mean":  # absmax: the rule over allowed cells
-            return self._masked_by_rule(scaled, allowed)
         fr, fc = self.block
         c, rows, m = scaled.shape
         cached = self.share is not None and scaled.dtype == np.float32
@@ -258,44 +260,28 @@ class SquarePreviews:
             with np.errstate(invalid="ignore", divide="ignore"):
                 averaged = means / np.where(taken, share[:, cells], 1.0)
             image[:, :, cells] = np.where(taken, averaged, image[:, :, cells])
-        low, high = _masked_range(scaled, allowed)
+        if stage("masked").kind == "signed":  # levels from the largest size: 0 changes none
+            low, high = zeroed.min(axis=(1, 2)), zeroed.max(axis=(1, 2))  # [c]
+        else:
+            low = np.min(scaled, axis=(1, 2), where=allowed, initial=np.inf)  # [c]
+            high = np.max(scaled, axis=(1, 2), where=allowed, initial=-np.inf)
         image = image.astype(scaled.dtype, copy=False)
         return list(image), [hidden] * c, low, high
-
-    def _masked_by_rule(self, scaled: np.ndarray, allowed: np.ndarray) -> tuple:
-        """(images, hiddens, low, high) of ``masked`` shrunk by its builder's rule (e.g. the
-        value of largest magnitude) over the allowed cells of ``scaled [c, rows, m]``."""
-        masked = np.where(allowed, scaled, -np.inf)  # [c, rows, m]
-        images, hiddens = self.builders["masked"].shrink(masked)
-        return (images, hiddens, *_masked_range(scaled, allowed))
 
     def results(self) -> dict[str, StagePreview]:
         """Every stage's finished preview."""
         return {name: builder.result() for name, builder in self.builders.items()}
 
 
-#: Previews of the last read-only array asked for (the shared mask), by (array, rule, limit):
-#: kept while that array is asked for again (its max and mean previews), at most a few.
-_remembered: dict[tuple[int, str, int], tuple[np.ndarray, StagePreview]] = {}
-_REMEMBER = 4
-
-
-def preview_of(values: np.ndarray, how: str, limit: int = PREVIEW_LIMIT) -> StagePreview:
+def preview_of(
+    values: np.ndarray, how: str, limit: int = PREVIEW_LIMIT, cache: EngineCache | None = None
+) -> StagePreview:
     """The preview of one whole 2-D stage ``values [n, m]`` (e.g. the mask), shrunk a block
-    of rows at a time so no full-size temporary is made. The same read-only array asked
-    again (the mask, unchanged by an edit) gets the same preview back."""
-    key = (id(values), how, limit)
-    known = _remembered.get(key)
-    if known is not None and known[0] is values:
-        return known[1]
-    made = _preview_of(np.asarray(values), how, limit)
-    if isinstance(values, np.ndarray) and not values.flags.writeable:
-        for other in [k for k, (array, _) in _remembered.items() if array is not values]:
-            del _remembered[other]  # an older mask: not kept alive (256 MiB at 16384 tokens)
-        while len(_remembered) >= _REMEMBER:
-            _remembered.pop(next(iter(_remembered)))
-        _remembered[key] = (values, made)
-    return made
+    of rows at a time so no full-size temporary is made. With a ``cache``, the same read-only
+    array asked again (the mask, unchanged by an edit) gets the same preview back."""
+    if cache is None or not isinstance(values, np.ndarray):
+        return _preview_of(np.asarray(values), how, limit)
+    return cache.preview(values, how, limit, lambda: _preview_of(values, how, limit))
 
 
 def _preview_of(values: np.ndarray, how: str, limit: int) -> StagePreview:
@@ -306,14 +292,3 @@ def _preview_of(values: np.ndarray, how: str, limit: int) -> StagePreview:
         part = values[r0 : r0 + step]  # [rows, m]
         builder.add(r0, (part.astype(np.float32) if part.dtype == bool else part)[None])
     return builder.result()
-
-
-def _masked_range(scaled: np.ndarray, allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(low, high) [c] of the masked stage's finite cells, by the catalogue's kind: a signed
-    stage's levels come from its largest size, where the hidden cells' 0 changes none."""
-    if stage("masked").kind == "signed":
-        zeroed = scaled * allowed  # [c, rows, m]
-        return zeroed.min(axis=(1, 2)), zeroed.max(axis=(1, 2))
-    low = np.min(scaled, axis=(1, 2), where=allowed, initial=np.inf)  # [c]
-    high = np.max(scaled, axis=(1, 2), where=allowed, initial=-np.inf)
-    return low, high

@@ -14,18 +14,26 @@ import numpy as np
 
 from attention_explorer.engine import steps
 
+#: Per chunk of heads, at most this many score elements are alive at once (~64 MiB float32);
+#: the size budget (:mod:`.budget`) counts two float64 temporaries of a chunk.
+CHUNK_ELEMENTS = 16 * 1024 * 1024
 #: Above this many score elements per chunk of heads, the chunk goes through its query rows a
 #: block at a time, each block's [c, rows, m] arrays about 1 MiB (float32): they stay in cache.
 ROW_BLOCK_ELEMENTS = 256 * 1024
 
 
-def row_block(heads: int, n: int, m: int) -> int:
-    """Query rows per block: all ``n`` while ``heads * n * m`` stays under
-    :data:`ROW_BLOCK_ELEMENTS`, else as many as keep one block's [heads, rows, m] arrays that
-    small (at least one row)."""
-    if heads * n * m <= ROW_BLOCK_ELEMENTS:
+#: A full trace on torch goes in blocks of this many elements (16 MiB float32 a stage): torch
+#: pays a fixed cost per step and, with several blocks, a copy of each block into the kept
+#: stages, so its blocks are as large as the chunk's memory bound allows.
+TORCH_BLOCK_ELEMENTS = CHUNK_ELEMENTS // 4
+
+
+def row_block(heads: int, n: int, m: int, elements: int = ROW_BLOCK_ELEMENTS) -> int:
+    """Query rows per block: all ``n`` while ``heads * n * m`` stays under ``elements``, else
+    as many as keep one block's [heads, rows, m] arrays that small (at least one row)."""
+    if heads * n * m <= elements:
         return n
-    return max(1, ROW_BLOCK_ELEMENTS // max(1, heads * m))
+    return max(1, elements // max(1, heads * m))
 
 
 class RowBuffers:
@@ -87,10 +95,10 @@ def attend_rows(
         masked = steps.mask(xp, scaled, allowed, ~allowed)  # [c, r, m]
     elif buffers is None:
         masked = steps.mask(xp, scaled, allowed)  # [c, r, m]
-    else:
-        masked = buffers.take("masked", c, r)
-        np.copyto(masked, scaled)
-        np.copyto(masked, -np.inf, where=~allowed)  # [c, r, m]
+    else:  # scaled is finite here (else check_each raised): adding 0 keeps it, -inf hides
+        zero, hidden = scaled.dtype.type(0), scaled.dtype.type(-np.inf)
+        hide = np.where(allowed, zero, hidden)  # [r, m]
+        masked = np.add(scaled, hide, out=buffers.take("masked", c, r))  # [c, r, m]
     mask_rows = allowed if any_fully_masked else None
     if buffers is not None and config.normalizer == "softmax":
         weights = _softmax_into(masked, buffers.take("weights", c, r))  # [c, r, m]
@@ -99,9 +107,8 @@ def attend_rows(
     if check_each:
         steps.require_finite(xp, "the weights", weights)
     head_out = None
-    if need_head_outputs:
+    if need_head_outputs:  # (checked for overflow by the caller, once per chunk of heads)
         head_out = steps.combine(xp, weights, v)  # [c, r, d_v]
-        steps.require_finite(xp, "the head outputs", head_out)
     return {
         "scores": scores,
         "scaled": scaled,

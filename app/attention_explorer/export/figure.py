@@ -14,6 +14,8 @@ from attention_explorer.export.colors import default_cmap, lookup_table
 from attention_explorer.export.errors import ExportError
 from attention_explorer.export.safe_text import plain_text
 from attention_explorer.export.stages import axis_names, resolve_head, resolve_heads, resolve_stage
+from attention_explorer.stage_rules import upstream_words
+from attention_explorer.stages import DEFAULT_DIVERGING, DEFAULT_SEQUENTIAL, FOCUS_STAGE
 from attention_explorer.stages import stage as catalogue_stage
 
 
@@ -71,23 +73,13 @@ class Figure:
 
 
 def _describe(trace: Trace, stage: str) -> str:
-    config = trace.config
-    parts = [
+    """The token count, then the settings upstream of ``stage`` (from the catalogue)."""
+    tokens = (
         f"{trace.n_queries}×{trace.n_keys} tokens"
         if trace.n_keys != trace.n_queries
         else f"{trace.n_queries} tokens"
-    ]
-    if stage in ("scaled", "masked", "weights", "head_outputs", "concat", "output"):
-        parts.append(f"scale {trace.scale:.4g}")
-        if config.temperature != 1.0:
-            parts.append(f"temperature {config.temperature:g}")
-    if stage in ("mask", "masked", "weights", "head_outputs", "concat", "output"):
-        parts.append(f"{config.mask} mask" if config.mask != "none" else "no mask")
-    if stage in ("weights", "head_outputs", "concat", "output"):
-        parts.append(config.normalizer)
-    if stage == "concat":
-        parts.append(f"{config.heads} heads × d_v {config.value_dim}")
-    return " · ".join(parts)
+    )
+    return " · ".join([tokens, *upstream_words(stage, trace)])
 
 
 def _with_name(default: str, name: str | None) -> str:
@@ -108,7 +100,7 @@ def _frames_figure(trace, stage, frames, panels, *, title, cmap, show_values):
         levels = levels_for(stage, np.stack([trace.stage(stage, f.head) for f in frames]))
         ticks = colorbar_ticks(levels)
     row_axis, col_axis = axis_names(stage)
-    grouped = stage == "concat" and trace.config.heads > 1
+    grouped = entry.head_blocks and trace.config.heads > 1
     return Figure(
         panels=panels,
         title=plain_text(title),
@@ -194,7 +186,7 @@ def stage_figure(trace: Trace, stage: str, head: int | None = None, **options) -
     )
 
 
-def grid_figure(trace: Trace, stage: str = "weights", heads=None, **options) -> Figure:
+def grid_figure(trace: Trace, stage: str = FOCUS_STAGE, heads=None, **options) -> Figure:
     """One panel per head of a per-head stage, sharing one colour scale and colour bar.
 
     ``options`` are the fields of :class:`Look`.
@@ -217,4 +209,36 @@ def grid_figure(trace: Trace, stage: str = "weights", heads=None, **options) -> 
         title=look.title or _with_name(heading, look.name),
         cmap=cmap,
         show_values=look.show_values,
+    )
+
+
+def frame_figure(
+    frame: DisplayFrame,
+    kind: str,
+    *,
+    row_axis: str = "rows",
+    col_axis: str = "columns",
+    subtitle: str = "",
+    **options,
+) -> Figure:
+    """The figure of any display frame, e.g. of :func:`attention_explorer.display.
+    frame_for_array` (a difference map): the same drawing as a stage's. ``kind`` ("signed",
+    "unit", "free") picks the default colour map; ``options`` are the fields of :class:`Look`
+    (``decimals`` and ``scale`` belong to the frame, which is already built)."""
+    look = Look.from_options(options)
+    cmap = look.cmap or (DEFAULT_DIVERGING if kind == "signed" else DEFAULT_SEQUENTIAL)
+    lookup_table(cmap)  # an unknown name fails before any drawing
+    panels = [Panel.from_frame(frame)]
+    return Figure(
+        panels=panels,
+        title=plain_text(look.title or _with_name(frame.heading, look.name)),
+        subtitle=plain_text(subtitle),
+        levels=frame.levels,
+        ticks=frame.ticks,
+        cmap=cmap,
+        row_axis=plain_text(row_axis),
+        col_axis=plain_text(col_axis),
+        show_values=_auto_values(look.show_values, panels),
+        auto_values=look.show_values is None,
+        scale_caption=frame.scale_caption,
     )

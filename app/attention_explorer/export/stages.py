@@ -6,50 +6,41 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from attention_explorer.engine.trace import ALL_STAGES, PER_HEAD_STAGES, Trace
+from attention_explorer.engine.trace import Trace
 from attention_explorer.export.errors import ExportError
+from attention_explorer.stage_rules import why_missing
+from attention_explorer.stages import CATALOGUE
 from attention_explorer.stages import stage as catalogue_stage
 
-#: Other names people use for a stage.
-ALIASES = {
-    "head_output": "head_outputs",
-    "heads_output": "head_outputs",
-    "attention": "weights",
-    "probabilities": "weights",
-    "W_O": "output",
-    "wo": "output",
-}
+
+def aliases() -> dict[str, str]:
+    """Other names people use for a stage -> its name (each stage's ``aliases``)."""
+    return {alias: name for name, entry in CATALOGUE.items() for alias in entry.aliases}
 
 
 def resolve_stage(trace: Trace, stage: str) -> str:
-    """The canonical name of ``stage``; ExportError when unknown or not computed."""
-    name = ALIASES.get(stage, ALIASES.get(stage.lower(), stage))
-    if name not in ALL_STAGES:
-        lowered = {s.lower(): s for s in ALL_STAGES}
+    """The canonical name of ``stage`` (an alias or another case is fine); ExportError when
+    unknown or not computed, saying why the trace lacks it."""
+    other = aliases()
+    name = other.get(stage, other.get(stage.lower(), stage))
+    if name not in CATALOGUE:
+        lowered = {s.lower(): s for s in CATALOGUE}
         name = lowered.get(name.lower(), name)
-    if name not in ALL_STAGES:
-        raise ExportError(f"unknown stage {stage!r}; choose from {', '.join(ALL_STAGES)}")
+    if name not in CATALOGUE:
+        raise ExportError(f"unknown stage {stage!r}; choose from {', '.join(CATALOGUE)}")
     if not trace.has(name):
-        raise ExportError(f"stage {name!r} is not part of this trace; {_why_missing(trace, name)}")
+        raise ExportError(f"stage {name!r} is not part of this trace; {why_missing(name, trace)}")
     return name
-
-
-def _why_missing(trace: Trace, name: str) -> str:
-    if name == "output":
-        return "the session has no output projection W_O"
-    if name in ("X", "X_kv"):
-        return "it exists only in projection mode (X_kv: cross-attention only)"
-    return f"computed stages: {', '.join(computed_stages(trace))}"
 
 
 def computed_stages(trace: Trace) -> tuple[str, ...]:
     """Every stage of ``trace`` that holds data, in pipeline order."""
-    return tuple(s for s in ALL_STAGES if trace.has(s))
+    return tuple(s for s in CATALOGUE if trace.has(s))
 
 
 def is_per_head(stage: str) -> bool:
     """True when ``stage`` has one matrix per head."""
-    return stage in PER_HEAD_STAGES
+    return catalogue_stage(stage).per_head
 
 
 def resolve_head(trace: Trace, stage: str, head: int | None) -> int | None:

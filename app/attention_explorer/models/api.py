@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -28,6 +28,8 @@ class LoadedModel:
     folder: Path
     weights: ModelWeights
     tokenizer: object
+    #: Weights converted for the model run, by dtype name (filled on first use).
+    cast: dict = field(default_factory=dict, compare=False, repr=False)
 
     def tokenize(self, text: str) -> Tokens:
         """``text`` as this model's tokens (no padding); ModelError if empty or too long."""

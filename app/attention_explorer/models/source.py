@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+from importlib.resources import files
 from pathlib import Path
 
 from attention_explorer.models.errors import ModelError
@@ -27,9 +28,41 @@ PACKAGED_MODELS = {
 PACKAGED_NAMES = {"all-minilm-l6-v2": "all-MiniLM-L6-v2"}
 
 
+#: A sharded checkpoint's index, which stands in for model.safetensors.
+SHARD_INDEX = "model.safetensors.index.json"
+
+
 def missing_files(folder: Path) -> list[str]:
-    """The required files that ``folder`` lacks (empty when it is a complete model folder)."""
-    return [name for name in REQUIRED_FILES if not (folder / name).is_file()]
+    """The required files that ``folder`` lacks (empty when it is a complete model folder).
+    A sharded checkpoint (``model.safetensors.index.json``) counts as model.safetensors."""
+    sharded = (folder / SHARD_INDEX).is_file()
+    return [
+        name
+        for name in REQUIRED_FILES
+        if not (folder / name).is_file() and not (sharded and name == "model.safetensors")
+    ]
+
+
+def is_model_folder(folder: Path) -> bool:
+    """True when ``folder`` is a directory holding a complete model."""
+    return folder.is_dir() and not missing_files(folder)
+
+
+def bundled_root() -> Path | None:
+    """The folder of the models shipped with the app (``resources/models``), if any."""
+    try:
+        root = Path(str(files("attention_explorer.resources"))) / "models"
+    except (ModuleNotFoundError, TypeError):
+        return None
+    return root if root.is_dir() else None
+
+
+def hub_cache_root() -> Path:
+    """The local Hugging Face hub cache (``HF_HUB_CACHE``, else ``HF_HOME``/hub)."""
+    home = os.environ.get("HF_HOME") or os.path.join(
+        os.path.expanduser("~"), ".cache", "huggingface"
+    )
+    return Path(os.environ.get("HF_HUB_CACHE") or os.path.join(home, "hub"))
 
 
 def _check_folder(folder: Path, origin: str) -> Path:
@@ -43,7 +76,8 @@ def _check_folder(folder: Path, origin: str) -> Path:
     return folder
 
 
-def _packaged_folder(model_id: str) -> Path | None:
+def packaged_folder(model_id: str) -> Path | None:
+    """The folder of a model shipped by an installed PyPI package, else None."""
     entry = PACKAGED_MODELS.get(model_id.lower())
     if entry is None or importlib.util.find_spec(entry[0]) is None:
         return None
@@ -55,7 +89,7 @@ def packaged_name(folder: Path) -> str | None:
     """The model id of ``folder`` when it is a PyPI-packaged model's folder (its folder is
     often just called "model"), else None."""
     for model_id in PACKAGED_MODELS:
-        packaged = _packaged_folder(model_id)
+        packaged = packaged_folder(model_id)
         if packaged is not None and packaged.resolve() == folder.resolve():
             return PACKAGED_NAMES.get(model_id, model_id)
     return None
@@ -63,11 +97,7 @@ def packaged_name(folder: Path) -> str | None:
 
 def _hub_cache_folder(model_id: str) -> Path | None:
     """The newest snapshot of ``model_id`` in the local Hugging Face cache, if any."""
-    home = os.environ.get("HF_HOME") or os.path.join(
-        os.path.expanduser("~"), ".cache", "huggingface"
-    )
-    cache = Path(os.environ.get("HF_HUB_CACHE") or os.path.join(home, "hub"))
-    repo = cache / ("models--" + model_id.replace("/", "--"))
+    repo = hub_cache_root() / ("models--" + model_id.replace("/", "--"))
     snapshots = repo / "snapshots"
     if not snapshots.is_dir():
         return None
@@ -117,7 +147,10 @@ def resolve_model(model: str | os.PathLike) -> Path:
         return _check_folder(path, "the folder")
     if text.count("/") > 1 or text.startswith((".", "~")) or os.sep in text and "/" not in text:
         raise ModelError("source", f"no such folder: {path}")
-    packaged = _packaged_folder(text)
+    bundled = bundled_root()
+    if bundled is not None and "/" not in text and is_model_folder(bundled / text):
+        return bundled / text
+    packaged = packaged_folder(text)
     if packaged is not None:
         return _check_folder(packaged, "the packaged model")
     cached = _hub_cache_folder(text)

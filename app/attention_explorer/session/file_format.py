@@ -277,7 +277,7 @@ def _non_finite(session: SessionData) -> str | None:
         bad = np.argwhere(~np.isfinite(values))  # [count, ndim]
         if bad.size:
             where = ", ".join(str(int(k)) for k in bad[0])
-            return f"inputs.{name} [{where}] is {values[tuple(bad[0])]!r}"
+            return f"inputs.{name} [{where}] is {float(values[tuple(bad[0])])}"
     return None
 
 

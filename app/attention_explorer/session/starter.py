@@ -8,7 +8,10 @@ from attention_explorer.session.resize import fit
 
 
 def starter_session() -> SessionData:
-    """Four tokens, two heads, projection mode with a causal mask: small enough to read."""
+    """Four tokens, two heads, projection mode with a causal mask: small enough to read.
+
+    The description leaves the sizes out: the banner and the walkthrough say them from the
+    config as it is now."""
     tokens = ("The", "cat", "sat", "down")
     d_model, heads = 8, 2
     config = AttentionConfig(mode="projection", heads=heads, d_model=d_model, mask="causal")
@@ -25,5 +28,5 @@ def starter_session() -> SessionData:
         config=config,
         inputs=inputs,
         name="Starter: the cat sat down",
-        description="Four tokens, two heads, causal mask. Change any number and watch.",
+        description="A sentence to start from. Change any number and watch.",
     )

@@ -10,6 +10,7 @@ matches the view. View > Compare with original (Ctrl+Shift+D) shows it.
 
 from __future__ import annotations
 
+import html
 import threading
 from dataclasses import replace
 
@@ -37,11 +38,21 @@ from attention_explorer.stages import MASKED_RGB, stage, title
 from attention_explorer.ui.colormaps import colormap_by_name, colormap_name_for
 from attention_explorer.ui.compare_frames import difference_frame, side_frames, too_large
 from attention_explorer.ui.heatmap_axes import AxisLabels
-from attention_explorer.ui.heatmap_menu import title_html
 from attention_explorer.ui.model_figures import PICTURE_FILTER, frame_figure, write_figure
 
 #: Stages that need every head: a head-limited pass (long sequences) leaves them out.
 _ALL_HEADS = ("concat", "output")
+
+
+def title_html(heading: str) -> str:
+    """The map's title as escaped rich text: the stage and head on the first line, each note
+    (zoomed region, how it was shrunk) on a smaller line of its own, all words kept."""
+    parts = heading.split(" · ")
+    first = parts[:2] if len(parts) > 1 and parts[1].startswith("head ") else parts[:1]
+    notes = parts[len(first) :]
+    lines = [f"<span style='font-size:10pt'>{html.escape(' · '.join(first))}</span>"]
+    lines += [f"<span style='font-size:8pt'>{html.escape(note)}</span>" for note in notes]
+    return "<center>" + "<br>".join(lines) + "</center>"
 
 
 class FrameView(QWidget):

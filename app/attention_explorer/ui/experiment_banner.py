@@ -19,11 +19,13 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QWidget
 
 from attention_explorer.numbers import format_number
 from attention_explorer.session import Session
+from attention_explorer.stages import CATALOGUE
 from attention_explorer.stages import title as stage_title
 from attention_explorer.ui.live_trace import LiveTrace
 
-#: Stages compared after "Try it", in pipeline order (those the change leaves equal are left out).
-COMPARED_STAGES = ("scores", "scaled", "masked", "weights", "head_outputs", "output")
+#: Stages compared after "Try it", in pipeline order (those the change leaves equal are left
+#: out): the catalogue's ``compared`` stages.
+COMPARED_STAGES = tuple(name for name, entry in CATALOGUE.items() if entry.compared)
 #: Numbers shown per row in the comparison.
 COMPARED_VALUES = 8
 
@@ -124,7 +126,8 @@ class ExperimentBanner(QFrame):
             self._before = None
         parts = []
         if s.description:
-            parts.append(f"<b>{_escape(s.name)}</b> — {_escape(s.description)}")
+            sizes = s.config.summary(len(s.tokens))  # from the config now, never stale
+            parts.append(f"<b>{_escape(s.name)}</b> ({_escape(sizes)}) — {_escape(s.description)}")
         question = s.experiment.get("question")
         if question:
             parts.append(f"<b>Question:</b> {_escape(question)}")

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 
 from attention_explorer.export import ExportError, export_heads_grid, export_stage
 from attention_explorer.export.stages import computed_stages, is_per_head
+from attention_explorer.output_policy import OutputRefused, check_output
 from attention_explorer.stages import title
 from attention_explorer.ui import export_dialog_parts as parts
 from attention_explorer.ui.colormaps import colormap_name_for
@@ -143,6 +144,11 @@ class ExportDialog(QDialog):
         path = Path(text).expanduser()
         if path.suffix.lower() != f".{self.fmt()}":
             path = path.with_name(path.name + f".{self.fmt()}")
+        try:
+            check_output(path)  # the output policy, before the picture is drawn
+        except OutputRefused as exc:
+            self.message.setText(f"Not exported: {exc}")
+            return False
         options = dict(
             cmap=colormap_name_for(self.stage(), self.prefs),
             show_values=self.options.show_values(),

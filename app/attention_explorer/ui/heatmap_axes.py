@@ -16,7 +16,7 @@ TICK_ROW_PIXELS = 15
 #: Axes of up to this many cells label every cell, in a smaller font when names are long.
 SMALL_AXIS_CELLS = 16
 SMALL_TICK_POINT_SIZE = 6.5
-_SINGULAR = {"queries": "query", "keys": "key"}
+_SINGULAR = {"tokens": "token", "queries": "query", "keys": "key"}
 
 
 class AxisLabels:

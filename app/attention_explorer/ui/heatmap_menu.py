@@ -1,8 +1,6 @@
-"""A heatmap's right-click menu and its title text (rich text built from escaped plain text)."""
+"""A heatmap's right-click menu: export, copy, zoom and the weights' colour scale."""
 
 from __future__ import annotations
-
-import html
 
 from PySide6.QtWidgets import QMenu
 
@@ -28,14 +26,3 @@ def context_menu(view) -> QMenu:
             action.setChecked(view.prefs.weights_scale == key)
             action.triggered.connect(lambda _=False, k=key: setattr(view.prefs, "weights_scale", k))
     return menu
-
-
-def title_html(heading: str) -> str:
-    """The view's title as escaped rich text: the stage and head on the first line, each note
-    (zoomed region, how it was shrunk) on a smaller line of its own, all words kept."""
-    parts = heading.split(" · ")
-    first = parts[:2] if len(parts) > 1 and parts[1].startswith("head ") else parts[:1]
-    notes = parts[len(first) :]
-    lines = [f"<span style='font-size:10pt'>{html.escape(' · '.join(first))}</span>"]
-    lines += [f"<span style='font-size:8pt'>{html.escape(note)}</span>" for note in notes]
-    return "<center>" + "<br>".join(lines) + "</center>"

@@ -26,10 +26,11 @@ from attention_explorer.ui.colormaps import colormap_for, table_for
 from attention_explorer.ui.fast_image import FastImageItem
 from attention_explorer.ui.heatmap_axes import AxisLabels
 from attention_explorer.ui.heatmap_lazy import OffscreenDeferral
-from attention_explorer.ui.heatmap_menu import context_menu, title_html
+from attention_explorer.ui.heatmap_menu import context_menu
 from attention_explorer.ui.heatmap_parts import changed_parts
 from attention_explorer.ui.heatmap_selection import head_separators, selection_rects
 from attention_explorer.ui.heatmap_texts import CellTexts, width_for_texts
+from attention_explorer.ui.heatmap_title import HeatmapTitle
 from attention_explorer.ui.heatmap_zoom import ZoomControl, visible_region
 
 #: Small matrices up to this many columns widen their view until every number fits.
@@ -59,7 +60,6 @@ class HeatmapView(QFrame):
         self._wanted_width = 220
         self._trace, self._head, self._hover_cell = None, 0, None
         self._hidden_key = None
-        self._title_key: tuple[str, str] | None = None
         self._separators: list[pg.InfiniteLine] = []
         self._build()
         self._apply_palette()
@@ -73,8 +73,8 @@ class HeatmapView(QFrame):
     # -- construction -----------------------------------------------------------------------
     def _build(self) -> None:
         self.graphics = pg.GraphicsLayoutWidget()
-        self.graphics.setMinimumSize(220, 190)
-        self.graphics.ci.setContentsMargins(2, 2, 2, 2)
+        self.graphics.setMinimumSize(220, 170)  # plus the title above it
+        self.graphics.ci.setContentsMargins(2, 8, 2, 2)  # room for half the top row label
         plot = self.plot = self.graphics.addPlot()
         self.axes = AxisLabels(plot, self.stage)
         plot.setMenuEnabled(False)
@@ -95,11 +95,6 @@ class HeatmapView(QFrame):
         self.bar = pg.ColorBarItem(interactive=False, colorMapMenu=False, width=14)
         self.bar.setColorMap(colormap_for(self.stage, self.prefs))
         self.bar.setImageItem(self.image, insert_in=plot)
-        # The title spans the axis, plot and colour-bar columns; how a view was shrunk or
-        # zoomed goes on lines of its own (see title_html), so a long title never widens the
-        # plot past the view's edge or gets cut off.
-        plot.layout.removeItem(plot.titleLabel)
-        plot.layout.addItem(plot.titleLabel, 0, 0, 1, plot.layout.columnCount())
         self._selection = [self._selection_item(pen) for pen in _SELECTION_PENS]
         self._selection_items: list = []
         self.texts = CellTexts(plot)
@@ -115,9 +110,14 @@ class HeatmapView(QFrame):
         self._stack = QStackedLayout()
         self._stack.addWidget(self.graphics)
         self._stack.addWidget(self.placeholder)
+        self.title_bar = HeatmapTitle()  # labels above the plot: notes wrap, never overlap
+        self.setBackgroundRole(QPalette.ColorRole.Base)  # the card, title included
+        self.setAutoFillBackground(True)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(3, 3, 3, 3)
-        layout.addLayout(self._stack)
+        layout.setSpacing(0)
+        layout.addWidget(self.title_bar)
+        layout.addLayout(self._stack, 1)
         scene = self.graphics.scene()
         scene.sigMouseMoved.connect(self._on_mouse_moved)
         scene.sigMouseClicked.connect(self._on_mouse_clicked)
@@ -141,9 +141,11 @@ class HeatmapView(QFrame):
             if problem:
                 self.placeholder.setText(problem)
                 self._stack.setCurrentWidget(self.placeholder)
+                self.title_bar.hide()
                 self._frame, self._deferral.stale = None, False
                 return
             self._stack.setCurrentWidget(self.graphics)
+            self.title_bar.show()
             rows, cols = trace.stage(self.stage, head).shape
             if self.zoom.shape != (rows, cols):
                 self.zoom.set_shape(rows, cols)  # a new size starts unzoomed (and draws)
@@ -276,11 +278,10 @@ class HeatmapView(QFrame):
         self._on_selected_cell_changed()
 
     def _set_title(self) -> None:
-        """Set the title when its text or colour changed (a new title re-lays out the plot)."""
-        key = None if self._frame is None else (self._frame.heading, self._text_colour)
-        if key is not None and key != self._title_key:
-            self._title_key = key
-            self.plot.setTitle(title_html(key[0]), color=key[1])
+        """Show the frame's heading above the plot (the labels change only when it does)."""
+        if self._frame is not None and self._trace is not None:
+            stage_title = title(self.stage, self._trace.config.normalizer)
+            self.title_bar.set_heading(self._frame.heading, stage_title)
 
     def _update_hidden(self, frame, rect: QRectF) -> None:
         key = (frame.region, frame.hidden.shape, frame.hidden.tobytes())
@@ -333,7 +334,6 @@ class HeatmapView(QFrame):
         for axis in (self.plot.getAxis("left"), self.plot.getAxis("bottom"), self.bar.axis):
             axis.setPen(self._text_colour)
             axis.setTextPen(self._text_colour)
-        self._set_title()
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt API name
         """Re-colour the plot when the theme (palette) changes."""

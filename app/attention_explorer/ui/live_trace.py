@@ -16,6 +16,7 @@ import time
 from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
 
 from attention_explorer.engine import AttentionInputError, Trace
+from attention_explorer.engine.cache import EngineCache
 from attention_explorer.engine.preview import PREVIEW_LIMIT
 from attention_explorer.engine.trace import ALL_STAGES
 from attention_explorer.run import compute_session
@@ -90,6 +91,10 @@ class LiveTrace(QObject):
         self._pending.timeout.connect(self.recompute_now)
         self._thread: QThread | None = None
         self._worker: _Worker | None = None
+        #: The engine's reusable state, one per thread that computes: a stale worker pass may
+        #: still run while an inline pass starts, so they never share a cache.
+        self._inline_cache = EngineCache()
+        self._worker_cache = EngineCache()
         session.events.all.connect(self._on_session_changed)
 
     # -- scheduling ------------------------------------------------------------------------
@@ -128,7 +133,7 @@ class LiveTrace(QObject):
         trace = self.trace
         if trace is not None and self.error is None and not self._head_limited():
             return trace
-        return self._job(all_heads=True)()
+        return self._job(all_heads=True, cache=None)()  # pure: nothing kept for an export
 
     def pass_options(self, all_heads: bool = False):
         """``(heads, stages)`` the next pass asks the engine for; None means all.
@@ -141,7 +146,7 @@ class LiveTrace(QObject):
         s = self.session
         return [min(s.selected_head, s.config.heads - 1)], HEAD_LIMITED_STAGES
 
-    def _job(self, all_heads: bool = False):
+    def _job(self, all_heads: bool = False, cache: EngineCache | None = None):
         s = self.session
         data = s.data()
         backend, dtype = s.backend, s.dtype
@@ -150,7 +155,7 @@ class LiveTrace(QObject):
 
         def job() -> Trace:
             return compute_session(
-                data, backend, dtype=dtype, heads=heads, stages=stages, preview=preview
+                data, backend, dtype=dtype, heads=heads, stages=stages, preview=preview, cache=cache
             )
 
         return job
@@ -162,8 +167,9 @@ class LiveTrace(QObject):
         self._request += 1
         if self._worker is not None:  # anything still queued there is stale now
             self._worker.latest = self._request
-        job = self._job()
-        if self._problem_size() <= WORKER_THRESHOLD:
+        inline = self._problem_size() <= WORKER_THRESHOLD
+        job = self._job(cache=self._inline_cache if inline else self._worker_cache)
+        if inline:
             self._set_busy(False)  # an outstanding worker pass is stale now
             started = time.perf_counter()
             try:

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QApplication, QMenu
 
 from attention_explorer.ui.help_dialogs import show_about, show_formulas
 from attention_explorer.ui.preferences import DIVERGING_MAPS, SCALES, SEQUENTIAL_MAPS
+from attention_explorer.ui.walkthrough_actions import add_teaching_actions
 
 
 @dataclass
@@ -196,8 +197,13 @@ def build_menus(window) -> Menus:
     examples = bar.addMenu("E&xamples")
     _fill_examples(window, examples)
 
-    _action(window, view, "Cell &arithmetic", window.show_cell_arithmetic, "Ctrl+I")
+    # Ctrl+I brings the panel forward; the View menu lists it once, as the dock's toggle.
+    arithmetic = _action(window, view, "Cell &arithmetic", window.show_cell_arithmetic, "Ctrl+I")
+    view.removeAction(arithmetic)
+    window.addAction(arithmetic)
     _action(window, view, "&Long-context summary", partial(_show_summary, window))
+
+    add_teaching_actions(window, file_menu, view)  # File > Handout, View > Presenter (F5)
 
     walk = bar.addMenu("&Walkthrough")
     back_step = _action(window, walk, "&Back", window.walkthrough.go_back, "Alt+Left")

@@ -39,6 +39,7 @@ from attention_explorer.ui.status_line import StatusLine
 from attention_explorer.ui.theme import apply_theme
 from attention_explorer.ui.token_strip import TokenStrip
 from attention_explorer.ui.walkthrough_panel import WalkthroughPanel
+from attention_explorer.ui.walkthrough_wiring import connect_walkthrough
 
 #: The width the stage column needs to show two views of a small example side by side.
 STAGES_TWO_WIDE = 760
@@ -184,11 +185,12 @@ class MainWindow(QMainWindow):
     def _connect(self) -> None:
         self.document.title_changed.connect(self.setWindowTitle)
         self.document.error.connect(self.show_error)
-        self.document.replaced.connect(self.walkthrough.restart)
+        self.document.replaced.connect(self.walkthrough.new_document)
         self.controls.message.connect(self.status.show_input_error)
         self.matrices.input_error.connect(self.status.show_input_error)
         self.banner.try_requested.connect(self.apply_experiment)
         self.walkthrough.step_changed.connect(self._on_walk_step)
+        connect_walkthrough(self)  # follow a chosen token, reveal each step's operands
         self.stages.view("masked").cell_clicked.connect(self.toggle_mask_cell)
         for name in ("Q", "K", "V"):  # a double-click asks to type into that matrix
             self.stages.view(name).edit_requested.connect(

@@ -56,6 +56,9 @@ class ModelLoader(QObject):
         """Read ``model`` and compute every layer's weights on ``text``."""
 
         def work(current) -> None:
+            from attention_explorer.models.text_limits import check_text_length
+
+            check_text_length(model, text)  # a cheap bound before reading or tokenizing
             self.progress.emit("Reading the weights and the tokenizer…", 0, 0)
             loaded = load_model(model)
             layers = loaded.weights.n_layers

@@ -187,10 +187,13 @@ class StagePanel(QWidget):
         if self._latch is None or self._latch[0] != size:
             self._latch = (size, {}, None)  # (size, needs, inputs open by themselves)
         needs = self._latch[1]
-        for name in computed:
-            if name not in needs and self._views[name].frame is not None:
-                needs[name] = max(PAIR_WIDTH, self._views[name].wanted_width() + CAPTION_WIDTH)
-        return {s: needs.get(s, max(PAIR_WIDTH, 220 + CAPTION_WIDTH)) for s in computed}
+        views = self._views
+        asked = {s: max(PAIR_WIDTH, views[s].wanted_width() + CAPTION_WIDTH) for s in computed}
+        for name in computed:  # a view's request counts once it has drawn on screen
+            view = self._views[name]
+            if name not in needs and view.frame is not None and view.isVisible():
+                needs[name] = asked[name]
+        return {s: needs.get(s, asked[s]) for s in computed}
 
     def _inputs_shown(self, input_lines: int, rest) -> bool:
         """Open or folded: the walkthrough's or the learner's choice, else what fits (decided

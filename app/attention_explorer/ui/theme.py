@@ -2,6 +2,8 @@
 
 Qt's colour-scheme hint is only honoured where the platform supports it (not on a bare X11
 desktop), so ``light`` and ``dark`` also set a palette of their own: the choice always shows.
+Widgets styled by a style sheet are re-polished after a switch (:func:`restyle_sheeted_widgets`)
+so they take the new colours too.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
+from PySide6.QtWidgets import QApplication
 
 #: The dark palette's colours, by role (Fusion-style dark grey, blue highlight).
 DARK_COLOURS = {
@@ -60,3 +63,26 @@ def apply_theme(theme: str) -> None:
     palette = app.palette()
     pg.setConfigOption("background", palette.color(QPalette.ColorRole.Base))
     pg.setConfigOption("foreground", palette.color(QPalette.ColorRole.Text))
+    restyle_sheeted_widgets()
+
+
+def restyle_sheeted_widgets() -> int:
+    """Give every widget with a style sheet the new application palette; return how many.
+
+    A widget polished by a style sheet keeps the palette it had then (Qt resolves it as set
+    by hand), so after a theme switch a heatmap card, the matrix editor's table or a label
+    with a sheet would keep the old theme's colours: white in dark, dark text in light. Each
+    one's sheet is taken off, its own palette dropped, and the sheet put back.
+    """
+    if not isinstance(QApplication.instance(), QApplication):
+        return 0
+    count = 0
+    for widget in QApplication.allWidgets():
+        sheet = widget.styleSheet()
+        if not sheet:
+            continue
+        widget.setStyleSheet("")
+        widget.setPalette(QPalette())  # nothing set by hand: follow the parent and the app
+        widget.setStyleSheet(sheet)
+        count += 1
+    return count

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from PySide6.QtCore import QSignalBlocker, Qt
+from PySide6.QtCore import QEvent, QSignalBlocker, Qt, Signal
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QFrame,
@@ -63,7 +63,12 @@ class _Row:
 
 
 class TokenStrip(QWidget):
-    """Editable token names: rename by typing, + and − to change how many there are."""
+    """Editable token names: rename by typing, + and − to change how many there are.
+
+    A click on a query token's box emits ``token_chosen(index)``: follow this token.
+    """
+
+    token_chosen = Signal(int)
 
     def __init__(self, session: Session, history: History, parent: QWidget | None = None):
         super().__init__(parent)
@@ -139,8 +144,13 @@ class TokenStrip(QWidget):
         edit = QLineEdit(row.scroll.widget())
         edit.setMaxLength(MAX_NAME_LENGTH)
         edit.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        edit.setToolTip(f"{'Key token' if row.keys else 'Token'} {index}: type to rename")
+        tip = "Token {}: type to rename; a click follows it in the walkthrough"
+        tip = "Key token {}: type to rename" if row.keys else tip
+        edit.setToolTip(tip.format(index))
         edit.editingFinished.connect(lambda: self._on_edit_finished(row, index))
+        if not row.keys:  # a click also means "follow this token" (the walkthrough)
+            edit.setProperty("tokenIndex", index)
+            edit.installEventFilter(self)
         edit.textChanged.connect(lambda _text: self._fit_width(edit))
         return edit
 
@@ -148,6 +158,13 @@ class TokenStrip(QWidget):
     def _fit_width(edit: QLineEdit) -> None:
         text_width = edit.fontMetrics().horizontalAdvance(edit.text() or "M")
         edit.setFixedWidth(max(40, min(160, text_width + 18)))
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt API name
+        """A mouse press on a query token's box emits ``token_chosen`` with its index."""
+        index = watched.property("tokenIndex")
+        if event.type() == QEvent.Type.MouseButtonPress and isinstance(index, int):
+            self.token_chosen.emit(index)
+        return super().eventFilter(watched, event)
 
     # -- public --------------------------------------------------------------------------
     def edits(self, keys: bool = False) -> list[QLineEdit]:

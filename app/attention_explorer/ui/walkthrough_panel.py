@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
@@ -13,10 +15,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attention_explorer.models.focus import focus_for
 from attention_explorer.session.model import Session
 from attention_explorer.ui.live_trace import LiveTrace
-from attention_explorer.walkthrough import WalkStep, steps_for
+from attention_explorer.ui.session_links import connect_until_destroyed
+from attention_explorer.walkthrough import WalkStep
+from attention_explorer.walkthrough.follow import Followed, session_steps
 
 #: The narration shows at least this many lines; longer steps scroll.
 NARRATION_LINES = 7
@@ -47,10 +50,7 @@ class WalkthroughPanel(QWidget):
         self.live_trace = live_trace
         self._steps: list[WalkStep] = []
         self._index = 0
-        self._focus: tuple[int, int] | None = None  # (query row, key column) once resolved
-        self._focus_tokens: tuple = ()
-        self._chosen_by = "walkthrough"  # who chose the followed query: you, example, walkthrough
-        self._head: int | None = None
+        self._follow = Followed(head=session.selected_head)  # the head and query followed
         self._written_cell: tuple[int, int] | None = None
         self._written_head: int | None = None
         self._stale_trace = None
@@ -58,6 +58,11 @@ class WalkthroughPanel(QWidget):
         self._build()
         live_trace.updated.connect(self._on_trace_updated)
         live_trace.failed.connect(self._on_trace_failed)
+        links = [
+            (session.events.selected_head, self._on_head_chosen),
+            (session.events.selected_cell, self._on_cell_chosen),
+        ]
+        connect_until_destroyed(self, links)
         self.restart()
 
     # -- layout ------------------------------------------------------------------------------
@@ -110,10 +115,17 @@ class WalkthroughPanel(QWidget):
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addLayout(header)
         layout.addWidget(self.notice)
-        layout.addWidget(self.narration, 1)
+        self.body = QHBoxLayout()  # the narration, and beside it a view a step may show
+        self.body.addWidget(self.narration, 3)
+        layout.addLayout(self.body, 1)
         layout.addLayout(buttons)
 
     # -- public API --------------------------------------------------------------------------
+    def add_side_view(self, widget: QWidget) -> None:
+        """Put ``widget`` beside the narration (the q · k pair view); hidden until shown."""
+        widget.hide()
+        self.body.addWidget(widget, 2)
+
     def steps(self) -> list[WalkStep]:
         """The current steps, built from the latest trace."""
         return list(self._steps)
@@ -139,71 +151,90 @@ class WalkthroughPanel(QWidget):
             self._show(navigated=True)
 
     def restart(self) -> None:
-        """Start again at step 1, following the session's selected head and cell if set."""
+        """Start again at step 1, still following the head and query the learner chose (a
+        cell selected in a view counts as a choice), scrolled to the top of the narration."""
         cell, head = self.session.selected_cell, self.session.selected_head
-        self._focus = None if cell is None or cell == self._written_cell else tuple(cell)
-        self._chosen_by = "you" if self._focus is not None else "walkthrough"
-        self._focus_tokens = ()
-        # A trace computed before the restart may belong to the previous document: the first
-        # new one picks the focus afresh unless the user chose a cell.
-        self._stale_trace = self.live_trace.trace if self._focus is None else None
+        follow = self._follow
+        if cell is not None and cell != self._written_cell:
+            follow = follow.with_query(cell[0], self._tokens(), cell[1])
+        if follow.by != "you":
+            follow = Followed(head=follow.head, tokens=self._tokens())
+            # A trace computed before the restart may belong to the previous document: the
+            # first new one picks the focus afresh.
+            self._stale_trace = self.live_trace.trace
         if head != self._written_head:
-            self._head = head
+            follow = replace(follow, head=head)
+        self._follow = follow
         self._index = 0
         self._rebuild()
         self._show(navigated=True)
+        self.narration.verticalScrollBar().setValue(0)
+
+    def new_document(self) -> None:
+        """A new document replaced the old one: forget the old choices, start at step 1."""
+        self._follow = Followed(head=self.session.selected_head)
+        self._written_cell = None
+        self.restart()
+
+    def follow_token(self, row: int) -> None:
+        """Follow query ``row`` from now on ("follow this token"), keeping the step and head;
+        the key becomes the one that query attends to most."""
+        trace = self.live_trace.trace
+        if trace is None or not 0 <= row < trace.n_queries:
+            return
+        self._follow = self._follow.with_query(row, self._tokens())
+        self._stale_trace = None
+        self._refresh()
+
+    def followed(self) -> Followed:
+        """The head and query followed now, and who chose them."""
+        return self._follow
 
     # -- building ----------------------------------------------------------------------------
+    def _tokens(self) -> tuple[str, ...]:
+        trace = self.live_trace.trace
+        return tuple(trace.tokens) if trace is not None else tuple(self.session.tokens)
+
     def _rebuild(self) -> None:
         trace = self.live_trace.trace
         if trace is None:
             self._steps = []
             return
-        tokens = (trace.tokens, trace.kv_tokens)
-        if self._focus_tokens and tokens != self._focus_tokens:
-            self._focus = None  # a different sentence: pick a fresh focus
-        chosen_by = self._chosen_by
-        if self._focus is None:
-            chosen_by = "example"
-            self._chosen_by = "walkthrough"  # from now on the focus is kept, not chosen
-        s = self.session
-        notes = s.notes
-        named = focus_for(trace, s.experiment)  # an example that names tokens to follow
-        if named is not None:
-            notes = (*notes, ("From the live numbers", named.sentence))
-        if self._focus is not None:
-            row, col = self._focus
-        elif named is not None:
-            row, col, self._head = named.row, named.col, named.head
-        else:
-            row, col = self._example_focus()
-        self._steps = steps_for(
-            trace,
-            row,
-            col,
-            head=self._head,
-            name=s.name,
-            description=s.description,
-            notes=notes,
-            chosen_by=chosen_by,
-        )
-        scores = next((st for st in self._steps if st.key == "scores"), None)
-        if scores is not None:
-            self._focus, self._focus_tokens = scores.cells[0], tokens
-            self._head = scores.head
+        self._steps, self._follow = session_steps(trace, self.session, self._follow)
         self._index = min(self._index, max(0, len(self._steps) - 1))
 
-    def _example_focus(self) -> tuple[int | None, int | None]:
-        """The cell a worked example asks to follow (its ``experiment.focus``), if any."""
-        focus = self.session.experiment.get("focus") if self.session.experiment else None
-        if not isinstance(focus, dict):
-            return None, None
-        row, col = focus.get("row"), focus.get("col")
-        return (row if isinstance(row, int) else None, col if isinstance(col, int) else None)
+    def _on_head_chosen(self, head, *_old) -> None:
+        """The learner chose another head (anywhere): follow it from this step on."""
+        if head == self._written_head or head == self._follow.head:
+            return
+        self._follow = self._follow.with_head(head)
+        self._refresh()
+
+    def _on_cell_chosen(self, cell, *_old) -> None:
+        """The learner selected a cell (query row, key column) in a view: follow it."""
+        if cell is None or tuple(cell) == self._written_cell:
+            return
+        trace = self.live_trace.trace
+        if trace is None or not (0 <= cell[0] < trace.n_queries and 0 <= cell[1] < trace.n_keys):
+            return
+        self._follow = self._follow.with_query(cell[0], self._tokens(), cell[1])
+        self._written_cell = tuple(cell)  # the views already show it
+        self._stale_trace = None
+        self._refresh()
+
+    def _refresh(self) -> None:
+        """Rebuild the steps for the followed head and query, staying on the same step."""
+        before = self.current()
+        self._rebuild()
+        after = self.current()
+        self._show(navigated=False, emit=before != after)
+        if after is not None and before != after:
+            self._select(after, navigated=True)
 
     def _on_trace_updated(self, trace) -> None:
         if self._stale_trace is not None and trace is not self._stale_trace:
-            self._focus, self._stale_trace = None, None
+            head, chosen = self._follow.head, self._follow.head_chosen
+            self._follow, self._stale_trace = Followed(head=head, head_chosen=chosen), None
         before = self.current()
         self._rebuild()
         self.notice.hide()

@@ -9,12 +9,16 @@ nothing about masking.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
 
 from attention_explorer.engine import Trace
 from attention_explorer.walkthrough.markup import num, tok
+
+#: Tokens a tokenizer adds around the text ([CLS], [SEP], <s>, </s>, <|endoftext|>, <bos>).
+SPECIAL_TOKEN = re.compile(r"^(\[[A-Za-z_]+\]|<\|?/?[A-Za-z_]*\|?>)$")
 
 #: Weights whose largest and smallest (over the visible keys) differ by less are "near-uniform".
 NEAR_UNIFORM = 0.05
@@ -97,12 +101,28 @@ def _informative(focus: Focus) -> bool:
     return focus.hidden > 0 and focus.visible >= 2 and focus.spread >= NEAR_UNIFORM
 
 
+def is_content(token: str) -> bool:
+    """True for a word or word piece; False for a special token ([CLS], [SEP], BOS, <s>…)
+    and for punctuation alone, which the walkthrough never follows unless chosen."""
+    token = token.strip()
+    return not SPECIAL_TOKEN.match(token) and any(ch.isalnum() for ch in token)
+
+
+def content_rows(tokens) -> np.ndarray:
+    """``[n]`` bool: which query tokens are content tokens (see :func:`is_content`)."""
+    return np.array([is_content(t) for t in tokens], dtype=bool)
+
+
 def choose_focus(trace: Trace, head: int) -> Focus:
-    """The informative query of ``head`` and the key it attends to most (see module doc)."""
+    """The informative query of ``head`` and the key it attends to most (see module doc);
+    only content tokens are considered while there is one."""
     counts, lowest, highest = _row_ranges(trace, head)  # [n] each
     n, m = trace.n_queries, trace.n_keys
     usable = counts > 0  # [n]
     usable[list(trace.fully_masked_rows)] = False
+    content = usable & content_rows(trace.tokens)  # [n]
+    if content.any():
+        usable = content
     if not usable.any():
         return Focus(n - 1, 0, "only")
     spread = highest - lowest  # [n]

@@ -23,7 +23,8 @@ def about(ctx: Context, name: str, description: str, notes) -> WalkStep:
     items = "".join(
         f"<li><b>{html.escape(t)}</b>{_title_gap(t)}{html.escape(x)}</li>" for t, x in notes
     )
-    text = paragraphs(html.escape(description))
+    sizes = ctx.trace.config.summary(ctx.trace.n_queries)  # the settings now, never stale
+    text = paragraphs(html.escape(description), f"This session: {html.escape(sizes)}.")
     if items:
         text += f"<p>From the example's notes:</p><ul>{items}</ul>"
     text += paragraphs(

@@ -1,0 +1,115 @@
+"""``attention-explorer sweep``: which heads matter? Knock out each head in turn.
+
+    attention-explorer sweep MODEL --text "…" --out sweep.csv|npy
+        [--measure auto|logprob|similarity] [--target TOKEN] [--position N] [--other TEXT]
+
+Prints how long it should take before starting, then the heads that change the measure most.
+The CSV has one row per layer (``layer,head 0,head 1,…``); the .npy holds ``[layers, heads]``.
+Errors are reported by the CLI's one error path (one line, exit code 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+#: How many of the strongest heads the summary names.
+SHOWN = 5
+
+
+def add_sweep_parser(sub) -> None:
+    """The ``sweep`` sub-command's arguments."""
+    p = sub.add_parser(
+        "sweep",
+        help="knock out each head of a real model in turn and measure the change",
+        description="Knock out each head (it contributes nothing to concat·W_O), run the "
+        "model to its output, and write the change in a measure per layer and head.",
+    )
+    p.add_argument("model", metavar="MODEL", help="a model folder or id (e.g. all-MiniLM-L6-v2)")
+    p.add_argument("--text", required=True, help="the text the model reads")
+    p.add_argument("--out", required=True, metavar="SWEEP.csv|npy", help="where to write it")
+    p.add_argument("--measure", choices=("auto", "logprob", "similarity"), default="auto")
+    p.add_argument("--target", help="logprob: the target token (default: the text's next one)")
+    p.add_argument("--position", type=int, help="logprob: the position predicting it")
+    p.add_argument("--other", help="similarity: a second text to compare the embedding with")
+    p.add_argument("--dtype", choices=("float32", "float64"), default="float32")
+
+
+def _usage(message: str) -> Exception:
+    from attention_explorer.cli.commands import UsageError
+
+    return UsageError(message)
+
+
+def _target(text: str | None):
+    return int(text) if text is not None and text.isdigit() else text
+
+
+def write_sweep(changes, path: Path) -> Path:
+    """Write ``changes [layers, heads]`` as .csv or .npy, whole or not at all."""
+    import numpy as np
+
+    suffix = path.suffix.lower()
+    if suffix not in (".csv", ".npy"):
+        raise _usage(f"--out must end in .csv or .npy, not {path.name!r}")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".sweep-", suffix=suffix)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            if suffix == ".npy":
+                np.save(f, changes)
+            else:
+                header = ",".join(["layer", *(f"head {h}" for h in range(changes.shape[1]))])
+                rows = [header] + [
+                    ",".join([str(i), *(repr(float(v)) for v in row)])
+                    for i, row in enumerate(changes)
+                ]
+                f.write(("\n".join(rows) + "\n").encode("utf-8"))
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return path
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    """Estimate, sweep, write, and print the strongest heads."""
+    import numpy as np
+
+    from attention_explorer.models.api import load_model
+    from attention_explorer.models.sweep import run_sweep, sweep_estimate
+
+    out = Path(args.out).expanduser()
+    if out.suffix.lower() not in (".csv", ".npy"):
+        raise _usage(f"--out must end in .csv or .npy, not {out.name!r}")
+    if not out.parent.is_dir():
+        raise _usage(f"the folder {out.parent} does not exist")
+    loaded = load_model(args.model)
+    w = loaded.weights
+    seconds = sweep_estimate(loaded, args.text, dtype=args.dtype)
+    print(
+        f"knocking out {w.n_layers * w.heads} heads one by one: about {seconds:.1f} s",
+        file=sys.stderr,
+        flush=True,
+    )
+    result = run_sweep(
+        loaded,
+        args.text,
+        args.measure,
+        _target(args.target),
+        args.position,
+        args.other,
+        dtype=args.dtype,
+    )
+    write_sweep(result.changes, out)
+    print(
+        f"wrote {out}: {w.n_layers} layers x {w.heads} heads, change in the {result.label} "
+        f"(unchanged: {result.baseline:.4f}), {result.seconds:.1f} s"
+    )
+    order = np.argsort(-np.abs(result.changes), axis=None, kind="stable")[:SHOWN]
+    for flat in order:
+        layer, head = divmod(int(flat), w.heads)
+        print(f"  layer {layer} head {head}: {result.changes[layer, head]:+.4f}")
+    return 0

@@ -1,0 +1,78 @@
+"""Bring a walkthrough step's operands on screen: the cells of the stage views it reads.
+
+At "Scores: q · k" the q row of Q and the k row of K (in the inputs group, which folds on
+short windows) are shown with the score; at the weighted sum, V first. The operands are
+taken in order of importance (what the step reads, then what it produces) and as many as fit
+the viewport together are scrolled into it. Works from outside the stage panel, through its
+public API: ``bring_into_view`` (which opens the inputs group for an input stage), ``view``,
+``shown_stages`` and ``scroll_area``.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QPoint, QPointF, QRect
+
+#: Stages of the foldable inputs group (as the stage panel groups them).
+INPUTS = ("X", "positions", "X_pos", "Q", "K", "V")
+#: Pixels kept around the operands when scrolling.
+MARGIN = 0
+
+
+def operands(step) -> tuple[tuple[str, tuple], ...]:
+    """``(stage, cells)`` a step reads (the inputs among them first), then its own stage
+    and cells: the order in which they are brought on screen when not all of them fit."""
+    if step is None or step.stage is None:
+        return ()
+    own = ((step.stage, step.cells),)
+    pairs = [pair for pair in (*step.related, *own) if pair[1] or pair[0] == step.stage]
+    return tuple(sorted(pairs, key=lambda pair: pair[0] not in INPUTS))  # inputs first
+
+
+def cells_rect(panel, stage: str, cells) -> QRect:
+    """Where ``cells`` of the view of ``stage`` are inside the scrolled column (column
+    coordinates); the whole view when it shows no cells or is not laid out yet."""
+    view, content = panel.view(stage), panel.scroll_area().widget()
+    whole = QRect(view.mapTo(content, QPoint(0, 0)), view.size())
+    frame = view.frame
+    if not cells or frame is None or frame.block != (1, 1):
+        return whole
+    rows = [r for r, _ in cells]  # the view box's y runs down the rows, x along the columns
+    cols = [c for _, c in cells]
+    box, graphics = view.plot.getViewBox(), view.graphics
+    corners = (QPointF(min(cols), min(rows)), QPointF(max(cols) + 1, max(rows) + 1))
+    points = [graphics.mapFromScene(box.mapViewToScene(p)) for p in corners]
+    points = [graphics.viewport().mapTo(content, p) for p in points]
+    rect = QRect(points[0], points[1]).normalized()
+    return rect if whole.contains(rect.center()) else whole
+
+
+def reveal(panel, wanted) -> tuple[str, ...]:
+    """Open the inputs group when an operand is an input, then scroll so that as many of the
+    ``(stage, cells)`` operands as fit are in the viewport, in the order given. Returns the
+    stages brought on screen."""
+    wanted = tuple((s, c) for s, c in wanted if s in panel.shown_stages())
+    if not wanted:
+        return ()
+    first_input = next((s for s, _ in wanted if s in INPUTS), None)
+    panel.bring_into_view(first_input or wanted[-1][0])  # opens the inputs group if asked
+    scroll = panel.scroll_area()
+    panel.layout().activate()
+    scroll.widget().layout().activate()
+    height = scroll.viewport().height() - 2 * MARGIN
+    box, shown = None, []
+    for stage, cells in wanted:
+        if not panel.view(stage).isVisibleTo(panel):
+            continue
+        rect = cells_rect(panel, stage, cells)
+        joined = rect if box is None else box.united(rect)
+        if box is not None and joined.height() > height:
+            continue  # would push an earlier operand out of sight
+        box = joined
+        shown.append(stage)
+    if box is None:
+        return ()
+    bar = scroll.verticalScrollBar()
+    lowest = box.top() - MARGIN  # the top of the operands stays in sight
+    highest = box.bottom() + MARGIN - scroll.viewport().height()
+    bar.setValue(max(min(bar.value(), lowest), min(highest, lowest)))
+    return tuple(shown)

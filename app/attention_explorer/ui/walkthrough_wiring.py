@@ -1,0 +1,39 @@
+"""Connect the walkthrough to the rest of the window: the token strip's "follow this token",
+the operands each step reveals, and the q · k pair view. Called once by the main window."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QTimer
+
+from attention_explorer.ui.dot_product_view import DotProductView
+from attention_explorer.ui.walkthrough_reveal import operands, reveal
+
+
+def connect_walkthrough(window) -> None:
+    """Wire ``window``'s walkthrough to its token strip and stage panel."""
+    walk = window.walkthrough
+    window.tokens.token_chosen.connect(walk.follow_token)
+    window.dot_product = pair = DotProductView(window.session, window.history, window.live)
+    walk.add_side_view(pair)
+
+    def show_pair(step) -> None:
+        at_scores = step is not None and step.key == "scores"
+        pair.setVisible(at_scores)
+        if at_scores:
+            pair.show_pair(step.head, *step.cells[0])
+
+    def reveal_current() -> None:
+        step = walk.current()
+        if step is not None:
+            reveal(window.stages, operands(step))
+
+    def on_step(step) -> None:
+        if step is not None and not operands(step):  # "About this example": from the top
+            window.stages.scroll_area().verticalScrollBar().setValue(0)
+        elif step is not None:
+            reveal(window.stages, operands(step))
+            # Again once the views have taken their new sizes (a reflow may follow the step).
+            QTimer.singleShot(0, window.stages, reveal_current)
+
+    walk.step_changed.connect(show_pair)
+    walk.step_changed.connect(on_step)
