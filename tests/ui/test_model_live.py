@@ -7,7 +7,6 @@ prediction before and after; knockouts are one undo step each and drawn crossed.
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from model_folders import (  # noqa: F401 - fixtures pytest finds here
     TEXT,
     bert_folder,
@@ -18,10 +17,9 @@ from model_folders import (  # noqa: F401 - fixtures pytest finds here
     open_head,
 )
 
-import attention_explorer.models as models
+from attention_explorer import models
+from attention_explorer.models import model_run
 
-model_run = getattr(models, "model_run", None)
-pytestmark = pytest.mark.skipif(model_run is None, reason="the model run is not merged yet")
 RUN_MS = 60000
 
 

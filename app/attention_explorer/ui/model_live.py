@@ -20,13 +20,6 @@ from attention_explorer.ui.model_panel import model_info
 from attention_explorer.ui.model_runner import ModelRunner
 
 
-def model_run_available() -> bool:
-    """True when the models package offers the whole-model run (``model_run``)."""
-    import attention_explorer.models as models
-
-    return hasattr(models, "model_run")
-
-
 class ModelLive(QObject):
     """Follows ``session`` edits through the model of ``panel`` (a ModelPanel) into the
     overview and ``output`` (an OutputPanel). ``latencies_ms``: request → shown, per run."""
@@ -56,11 +49,7 @@ class ModelLive(QObject):
 
     def active(self) -> bool:
         """True while a layer of the panel's model is open (its run can be followed)."""
-        return (
-            self.panel.origin is not None
-            and self.panel.loaded is not None
-            and model_run_available()
-        )
+        return self.panel.origin is not None and self.panel.loaded is not None
 
     def edited_layer(self) -> int | None:
         """The open layer when its numbers differ from the model's, else None."""
