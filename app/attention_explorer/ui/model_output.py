@@ -136,6 +136,8 @@ class OutputPanel(QWidget):
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.table.verticalHeader().setDefaultSectionSize(22)
+        self.table.setMinimumHeight(22 * TOP_K + 30)  # all ten rows: the dock scrolls instead
         self.strip_label = _plain("Probability of each actual next token (before, after)")
         self.strip = _Map("viridis", 110)
         self.second = QLineEdit(DEFAULT_SECOND)

@@ -251,10 +251,16 @@ class SweepDialog(QDialog):
     def _on_finished(self, result) -> None:
         self._finish()
         self.result = result
-        self.map.show_frame(sweep_frame(result.changes, result.label), DEFAULT_DIVERGING, AXES)
+        self.map.show_frame(  # the long measure label goes in the note (the title would clip)
+            sweep_frame(result.changes, result.label),
+            DEFAULT_DIVERGING,
+            AXES,
+            "change when each head is knocked out",
+        )
         self.export_button.setEnabled(True)
         layer, head = np.unravel_index(np.argmax(np.abs(result.changes)), result.changes.shape)
         self.note.setText(
+            f"Measure: the {result.label}. "
             f"Baseline {result.baseline:.4g}; the largest change is layer {layer} head {head} "
             f"({result.changes[layer, head]:+.4g}). Done in {result.seconds:.1f} s."
         )
