@@ -151,8 +151,9 @@ def test_a_masked_lm_predicts_at_mask(qtbot, model_window, bert_folder):
 
 def test_minilm_compares_embeddings_and_says_it_has_no_head(qtbot, model_window, minilm_folder):
     window = model_window
-    load(qtbot, window, minilm_folder, "The cat sat on the mat.")
+    load(qtbot, window, "all-MiniLM-L6-v2", "The cat sat on the mat.")
     open_head(qtbot, window, 3, 2)
+    assert window.model_panel.model_edit.text() == "all-MiniLM-L6-v2"  # not its folder
     live = ran(qtbot, window)
     output = window.model_output
     assert output.mode() == "embedding"

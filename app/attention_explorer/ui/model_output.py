@@ -153,12 +153,13 @@ class OutputPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.addWidget(self.kind)
         layout.addLayout(form)
-        layout.addWidget(self.table, 1)
+        layout.addWidget(self.table)
         layout.addWidget(self.similarity)
         layout.addWidget(self.strip_label)
         layout.addWidget(self.strip)
         layout.addWidget(self.moved_label)
         layout.addWidget(self.moved)
+        layout.addStretch(1)  # an embedding model has no table: the rest stays at the top
         self._form = form
         self.position.valueChanged.connect(lambda *_: self._show_predictions())
         self.second.editingFinished.connect(lambda: self.second_changed.emit(self.second.text()))
