@@ -16,7 +16,7 @@ def _inside(widget, area) -> bool:
     return area.rect().contains(rect)
 
 
-@pytest.mark.parametrize("count", [4, 14, 30])
+@pytest.mark.parametrize("count", [4, 14, 18])
 def test_every_token_name_box_is_in_view(window, qtbot, count):
     sized(window, qtbot, 1366, 768)
     strip = window.tokens
@@ -52,3 +52,15 @@ def test_the_editor_toolbar_wraps_and_every_tool_is_in_view(window, qtbot):
     table = editor.table
     bottom = max(t.mapTo(editor, t.rect().bottomLeft()).y() for t in tools)
     assert table.mapTo(editor, table.rect().topLeft()).y() > bottom  # the table stays below
+
+
+def test_more_names_than_four_lines_scroll_down_never_sideways(window, qtbot):
+    sized(window, qtbot, 1366, 768)
+    strip = window.tokens
+    assert strip.set_count(40)
+    qtbot.waitUntil(lambda: len(strip.edits()) == 40)
+    scroll = strip.query_row.scroll
+    holder = scroll.widget()
+    qtbot.waitUntil(lambda: all(_inside(e, holder) for e in strip.edits()), timeout=3000)
+    assert holder.width() <= scroll.viewport().width()  # every line fits the width
+    assert scroll.verticalScrollBar().maximum() > 0  # the rest is a scroll down away

@@ -24,8 +24,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
-from superqt import QFlowLayout
 
+from attention_explorer.ui.flow_layout import WrappingRow
 from attention_explorer.ui.matrix_model import MatrixModel, error_text_style
 from attention_explorer.ui.number_text import NumberTextError, format_block, parse_block
 
@@ -110,8 +110,8 @@ class MatrixEditor(QWidget):
             table.addAction(action)
         return table
 
-    def _build_toolbar(self) -> QFlowLayout:
-        bar = QFlowLayout()  # wraps onto a second line when the editor is narrow (1366x768)
+    def _build_toolbar(self) -> WrappingRow:
+        bar = WrappingRow()  # wraps onto a second line when the editor is narrow (1366x768)
         bar.setHorizontalSpacing(3)
         bar.setVerticalSpacing(2)
         self.random_button = self._tool_button(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from PySide6.QtCore import QSignalBlocker, Qt
+from PySide6.QtCore import QEvent, QSignalBlocker, Qt
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QFrame,
@@ -42,7 +42,7 @@ MAX_TOKENS = 64
 SLIDER_MAX_TOKENS = 4096
 MAX_NAME_LENGTH = 32
 #: Lines of name boxes shown before the strip scrolls (they wrap at the strip's width).
-MAX_NAME_LINES = 3
+MAX_NAME_LINES = 4
 #: Why + stops where it does, for its tooltip and the message of a refused count.
 LIMIT_TEXT = (
     f"+ stops at {MAX_TOKENS} tokens: beyond that, typing matrices by hand is impractical. "
@@ -125,8 +125,10 @@ class TokenStrip(QWidget):
         add = self._button("+", f"Add a {what} at the end. {LIMIT_TEXT}")
         remove.clicked.connect(lambda: self.set_count(self._count(keys) - 1, keys=keys))
         add.clicked.connect(lambda: self.set_count(self._count(keys) + 1, keys=keys))
-        for column, widget in enumerate((title, remove, add, scroll)):
-            grid.addWidget(widget, line, column)
+        for column, widget in enumerate((title, remove, add)):
+            grid.addWidget(widget, 2 * line, column)
+        grid.addWidget(scroll, 2 * line + 1, 0, 1, 4)  # the names get the strip's whole width
+        scroll.viewport().installEventFilter(self)  # wrap again when the names' room changes
         grid.setColumnStretch(3, 1)
         return _Row(keys, title, boxes, scroll, remove, add, more)
 
@@ -253,6 +255,12 @@ class TokenStrip(QWidget):
         """Wrap the names again for the new width (the strip's height follows)."""
         super().resizeEvent(event)
         self._fit_heights()
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt API name
+        """A names area that changed width wraps its names again."""
+        if event.type() == QEvent.Type.Resize:
+            self._fit_heights()
+        return super().eventFilter(watched, event)
 
     def _fit_heights(self) -> None:
         """As many lines as the names need, up to :data:`MAX_NAME_LINES` (then it scrolls)."""
