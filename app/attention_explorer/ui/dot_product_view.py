@@ -67,13 +67,17 @@ class _PairCanvas(QWidget):
         self.current = min(self.current, max(0, self.q.size - 1))
         self.update()
 
+    def _label_width(self) -> int:
+        """The row names' column: "q×k" in the current type, at least LABEL_WIDTH."""
+        return max(LABEL_WIDTH, self.fontMetrics().horizontalAdvance("q×k") + 8)
+
     def _column_width(self) -> float:
-        return (self.width() - LABEL_WIDTH) / max(1, self.q.size)
+        return (self.width() - self._label_width()) / max(1, self.q.size)
 
     def cell_rect(self, row: int, component: int) -> QRectF:
         """Where cell ``component`` of row 0 (q), 1 (k) or 2 (products) is drawn."""
         width = self._column_width()
-        x = LABEL_WIDTH + component * width
+        x = self._label_width() + component * width
         top = (0, CELL_HEIGHT, 2 * CELL_HEIGHT + 4)[row]
         height = BAR_HEIGHT if row == 2 else CELL_HEIGHT
         return QRectF(x, top, width, height)
@@ -86,7 +90,7 @@ class _PairCanvas(QWidget):
         for row, name in enumerate(("q", "k", "q×k")):
             rect = self.cell_rect(row, 0)
             painter.drawText(
-                QRectF(0, rect.top(), LABEL_WIDTH - 2, rect.height()),
+                QRectF(0, rect.top(), self._label_width() - 4, rect.height()),
                 Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
                 name,
             )
@@ -116,7 +120,7 @@ class _PairCanvas(QWidget):
         top = float(np.max(np.abs(products))) if products.size else 0.0
         zero = self.cell_rect(2, 0).center().y()
         painter.setPen(QPen(text, 1))
-        painter.drawLine(QPointF(LABEL_WIDTH, zero), QPointF(self.width(), zero))
+        painter.drawLine(QPointF(self._label_width(), zero), QPointF(self.width(), zero))
         for c, value in enumerate(products):
             rect = self.cell_rect(2, c)
             half = (BAR_HEIGHT / 2 - 2) * (abs(value) / top if top > 0 else 0.0)
