@@ -163,13 +163,6 @@ class TokenStrip(QWidget):
         text_width = edit.fontMetrics().horizontalAdvance(edit.text() or "M")
         edit.setFixedWidth(max(40, min(160, text_width + 18)))
 
-    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt API name
-        """A mouse press on a query token's box emits ``token_chosen`` with its index."""
-        index = watched.property("tokenIndex")
-        if event.type() == QEvent.Type.MouseButtonPress and isinstance(index, int):
-            self.token_chosen.emit(index)
-        return super().eventFilter(watched, event)
-
     # -- public --------------------------------------------------------------------------
     def edits(self, keys: bool = False) -> list[QLineEdit]:
         """The name boxes of the tokens (or of the key tokens), in order."""
@@ -274,8 +267,12 @@ class TokenStrip(QWidget):
         self._fit_heights()
 
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt API name
-        """A names area that changed width wraps its names again."""
-        if event.type() == QEvent.Type.Resize:
+        """A mouse press on a query token's box emits ``token_chosen`` with its index (the
+        walkthrough follows it); a names area that changed width wraps its names again."""
+        index = watched.property("tokenIndex")
+        if event.type() == QEvent.Type.MouseButtonPress and isinstance(index, int):
+            self.token_chosen.emit(index)
+        elif event.type() == QEvent.Type.Resize:
             self._fit_heights()
         return super().eventFilter(watched, event)
 
