@@ -3,3 +3,16 @@
 import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _forget_cuts():
+    """Each test starts with no remembered cuts (see session/cut_memory.py)."""
+    from attention_explorer.session.cut_memory import MEMORY
+
+    MEMORY.clear()
+    yield
+    MEMORY.clear()

@@ -123,3 +123,14 @@ def test_keys_that_change_the_numbers_match_transformers(
     np.testing.assert_allclose(ours, reference(folder, our_ids(folder, text)), rtol=0, atol=1e-9)
     plain, _ = model_attention(src, text)
     assert np.abs(plain - ours).max() > 1e-3  # the key really changed the numbers
+
+
+@pytest.mark.parametrize("size", [5, 65536 + 7, 3 * 65536])
+def test_float32_gelu_in_blocks_matches_the_exact_one(size):
+    x = np.random.default_rng(size).normal(0, 3, size).astype(np.float32)  # [size]
+    exact = gelu(x.astype(np.float64))
+    got = gelu(x)
+    assert got.dtype == np.float32 and got.shape == x.shape
+    assert np.all(np.abs(got - exact) <= 1e-6 * np.maximum(1.0, np.abs(exact)))
+    grid = gelu(x.reshape(-1, 1) if size % 2 else x.reshape(2, -1))
+    np.testing.assert_array_equal(grid.reshape(-1), got)

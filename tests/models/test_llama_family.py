@@ -246,16 +246,13 @@ def test_config_keys_not_implemented_are_refused_by_name(
     [
         ({"num_key_value_heads": 4}, "layers.0.self_attn.k_proj.weight", "[32, 32]", "[16, 32]"),
         ({"intermediate_size": 40}, "layers.0.mlp.up_proj.weight", "[40, 32]", "[48, 32]"),
-        ({"head_dim": 4}, "layers.0.self_attn.q_proj.weight", "[16, 32]", "[32, 32]"),
+        ({"head_dim": 4}, "layers.0.self_attn.o_proj.weight", "[32, 16]", "[32, 32]"),
     ],
 )
-def test_a_tensor_that_does_not_match_the_config_is_named(
-    tmp_path, changes, tensor, expected, found
-):
-    make_checkpoint(tmp_path, "llama")
-    _rewrite_config(tmp_path, **changes)
+def test_a_tensor_not_matching_the_config_is_named(llama_copy, changes, tensor, expected, found):
+    _rewrite_config(llama_copy, **changes)
     with pytest.raises(ModelError) as err:
-        model_run(tmp_path, TEXT)
+        model_run(llama_copy, TEXT)
     message = str(err.value)
     assert tensor in message and expected in message and found in message, message
 

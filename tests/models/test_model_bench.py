@@ -2,26 +2,23 @@
 
 from __future__ import annotations
 
-from attention_explorer.models import bench
+from attention_explorer.models import bench, load_model
+
+
+def test_text_of_gives_the_token_count(gpt2_folder):
+    loaded = load_model(gpt2_folder)
+    assert 6 <= len(loaded.tokenize(bench.text_of(loaded, 12)).ids) <= 12  # whole words
 
 
 def test_bench_prints_a_table_for_a_small_model(gpt2_folder, capsys):
-    assert (
-        bench.main(
-            [
-                "--model",
-                str(gpt2_folder),
-                "--text",
-                "the cat sat on the mat",
-                "--runs",
-                "1",
-                "--repeat",
-                "2",
-            ]
-        )
-        == 0
-    )
+    args = ["--model", str(gpt2_folder), "--tokens", "8", "16", "--repeat", "2"]
+    assert bench.main([*args, "--sweep-tokens", "6"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert "3 layers x 4 heads" in out[0]
-    assert out[1].startswith("BLAS threads") and len(out) == 5
-    assert all(" ms" in line for line in out[3:])
+    assert "3 layers x 4 heads" in out[0] and out[1].startswith("calibration:")
+    assert out[2].split()[:3] == ["what", "ours", "transformers"]
+    rows = out[4:]
+    assert len(rows) == 2 * 4 + 2 + 1
+    assert rows[0].startswith("model run float32,") and rows[0].count(" ms") == 2
+    assert rows[1].startswith("  transformers on 1 torch thread") and rows[1].count(" ms") == 2
+    assert rows[3].startswith("  all BLAS threads") and rows[3].count(" ms") == 1
+    assert "edit in layer 2" in rows[9] and rows[-1].startswith("sweep, 12 heads,")

@@ -129,3 +129,28 @@ def test_the_api_functions():
     assert "model_run" in ae.API and "models" in ae.API
     run = ae.model_run("all-MiniLM-L6-v2", "hello world", knockout=[(0, 0)])
     assert run.tokens == ("[CLS]", "hello", "world", "[SEP]") and run.knockout == ((0, 0),)
+
+
+def test_torch_backend_gives_the_same_run(gpt2_folder):
+    pytest.importorskip("torch")
+    text = "the cat watched the dog"
+    session = from_model(gpt2_folder, text, layer=1)
+    edits = {1: session}
+    on_numpy = model_run(gpt2_folder, text, edits=edits, knockout=[(2, 0)], dtype="float64")
+    on_torch = model_run(
+        gpt2_folder, text, edits=edits, knockout=[(2, 0)], dtype="float64", backend="torch"
+    )
+    assert on_torch.backend == "torch"
+    np.testing.assert_allclose(on_torch.attentions, on_numpy.attentions, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(on_torch.logits, on_numpy.logits, rtol=0, atol=1e-10)
+
+
+def test_bundled_models_are_found_by_id(tmp_path, monkeypatch, gpt2_folder):
+    from attention_explorer.models import available, source
+
+    shutil.copytree(gpt2_folder, tmp_path / "models" / "tiny-test")
+    monkeypatch.setattr(source, "bundled_root", lambda: tmp_path / "models")
+    monkeypatch.setattr(available, "bundled_root", lambda: tmp_path / "models")
+    entry = next(e for e in ae.models() if e.id == "tiny-test")
+    assert entry.where == "bundled" and entry.family == "gpt2"
+    assert source.resolve_model("tiny-test") == tmp_path / "models" / "tiny-test"

@@ -80,3 +80,30 @@ def test_projection_mode_explains_why_q_cannot_be_typed_here(qtbot, tmp_path, di
         assert win.session.config.mode == "projection"
         assert not pair.q_box.isEnabled() and "X·W_Q" in pair.q_box.toolTip()
         assert pair.set_component(0, 0, 5.0) is False
+
+
+def test_the_weighted_sum_shows_the_weights_and_v_and_edits_v(qtbot, tmp_path, dialogs):
+    with explorer_window(qtbot, tmp_path) as win:
+        win.document.replace(resize.set_mode(starter_session(), "direct"))
+        qtbot.waitUntil(lambda: win.live.trace.config.mode == "direct", timeout=RECOMPUTE_MS)
+        walk, total = win.walkthrough, win.sum_view
+        walk.restart()
+        while walk.current().key != "weighted_sum":
+            walk.go_next()
+        assert total.isVisible() and not win.dot_product.isVisible()
+        head, row, col = total.pair
+        trace = win.live.trace
+        w, v = trace.stage("weights", head)[row], trace.stage("V", head)[:, col]
+        np.testing.assert_allclose(total.canvas.q, w)
+        np.testing.assert_allclose(total.canvas.k, v)
+        assert np.isclose(total.canvas.products.sum(), total.numbers()["output"])
+        assert not total.q_box.isEnabled() and total.k_box.isEnabled()  # weights are computed
+        before = total.numbers()["output"]
+        key = int(np.argmax(w))  # a key with weight, so its value moves the output
+        with qtbot.waitSignal(win.live.updated, timeout=RECOMPUTE_MS):
+            total.component.setValue(key)
+            total.k_box.setValue(total.k_box.value() + 2.0)
+        assert not np.isclose(total.numbers()["output"], before)
+        with qtbot.waitSignal(win.live.updated, timeout=RECOMPUTE_MS):
+            win.history.undo()
+        assert np.isclose(total.numbers()["output"], before)

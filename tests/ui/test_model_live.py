@@ -7,7 +7,6 @@ prediction before and after; knockouts are one undo step each and drawn crossed.
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from model_folders import (  # noqa: F401 - fixtures pytest finds here
     TEXT,
     bert_folder,
@@ -18,10 +17,9 @@ from model_folders import (  # noqa: F401 - fixtures pytest finds here
     open_head,
 )
 
-import attention_explorer.models as models
+from attention_explorer import models
+from attention_explorer.models import model_run
 
-model_run = getattr(models, "model_run", None)
-pytestmark = pytest.mark.skipif(model_run is None, reason="the model run is not merged yet")
 RUN_MS = 60000
 
 
@@ -133,8 +131,7 @@ def test_stale_runs_are_dropped(qtbot, model_window, gpt2_folder):
     for factor in (2.0, 3.0, 4.0, 5.0):
         edit_w_q(window, factor=factor, cell=(0, 0))
         live.request()
-    last = live.runner.request_id
-    qtbot.waitUntil(lambda: live.shown_request == last, timeout=RUN_MS)
+    ran(qtbot, window)  # the latest request's run is shown
     assert live.edited.edits[2].inputs.W_Q[0, 0] == 5.0
     assert len(shown) < 5  # the worker took only the latest of a burst
 
@@ -154,8 +151,9 @@ def test_a_masked_lm_predicts_at_mask(qtbot, model_window, bert_folder):
 
 def test_minilm_compares_embeddings_and_says_it_has_no_head(qtbot, model_window, minilm_folder):
     window = model_window
-    load(qtbot, window, minilm_folder, "The cat sat on the mat.")
+    load(qtbot, window, "all-MiniLM-L6-v2", "The cat sat on the mat.")
     open_head(qtbot, window, 3, 2)
+    assert window.model_panel.model_edit.text() == "all-MiniLM-L6-v2"  # not its folder
     live = ran(qtbot, window)
     output = window.model_output
     assert output.mode() == "embedding"
@@ -179,7 +177,7 @@ def test_which_heads_matter_maps_every_head_and_exports(qtbot, model_window, gpt
     window.sweep_action.trigger()
     dialog = window.sweep_dialog
     with qtbot.waitSignal(dialog.worker.finished, timeout=RUN_MS) as done:
-        dialog.start()
+        dialog.start(confirmed=True)
     result = done.args[0]
     want = models.knockout_sweep(gpt2_folder, TEXT)
     np.testing.assert_allclose(result.changes, want, atol=1e-4)
@@ -197,9 +195,41 @@ def test_a_sweep_can_be_cancelled(qtbot, model_window, gpt2_folder):
     load(qtbot, window, gpt2_folder)
     window.sweep_action.trigger()
     dialog = window.sweep_dialog
-    dialog.worker.progress.connect(lambda *_: dialog.worker.cancel.set())
+
+    class CancelledAfterTwoHeads:  # as if Cancel were pressed during the third head
+        asked = 0
+
+        def clear(self):
+            pass
+
+        def set(self):
+            pass
+
+        def is_set(self):
+            self.asked += 1
+            return self.asked > 2
+
+    dialog.worker.cancel = CancelledAfterTwoHeads()
     with qtbot.waitSignal(dialog.worker.failed, timeout=RUN_MS) as failed:
-        dialog.start()
+        dialog.start(confirmed=True)
     assert "cancelled" in failed.args[0]
     assert dialog.map.frame is None and dialog.start_button.isEnabled()
     dialog.close()
+
+
+def test_the_all_heads_grid_knocks_out_the_open_layers_heads(qtbot, model_window, gpt2_folder):
+    window = model_window
+    load(qtbot, window, gpt2_folder)
+    open_head(qtbot, window, 1, 0)
+    ran(qtbot, window)
+    grid, knockouts = window.heads_grid, window.knockouts
+    centre = grid.head_box(3).sceneBoundingRect().center()
+    assert knockouts.grid_head_at(centre) == 3
+    assert knockouts.menu(knockouts.open_layer(), 3).actions()[0].text() == (
+        "Knock out layer 1 head 3"
+    )
+    assert knockouts.toggle(1, 3)
+    assert knockouts.grid_crosses() == 1
+    qtbot.waitUntil(lambda: window.model_panel.overview.marked_crosses() == 1, timeout=RUN_MS)
+    window.history.undo()
+    assert knockouts.grid_crosses() == 0

@@ -1,5 +1,6 @@
 """Every walkthrough step brings its operands on screen, at 1600x1000 and 1366x768 (issue 20,
-item 2): the cells a step reads lie inside the stage panel's scroll viewport."""
+item 2): the framed view wholly, the cells it reads where they fit beside it (checked by their
+geometry inside the stage panel's scroll viewport), and at the score step the q · k pair."""
 
 import pytest
 from PySide6.QtCore import Qt
@@ -46,11 +47,19 @@ def test_every_steps_first_operands_are_on_screen(qtbot, tmp_path, dialogs, size
             if not wanted:
                 continue
             stage, cells = wanted[0]
-            assert on_screen(win, stage, cells), (step.key, stage, size)
-            if step.key == "scores":  # the q row and the k row, both
-                assert on_screen(win, "Q", wanted[0][1]) and on_screen(win, *wanted[1])
+            assert stage == step.stage and on_screen(win, stage, cells), (step.key, size)
+            if step.key == "scores":  # the q row and the k row: in the views when they fit
                 assert win.stages.inputs_open()
+                q_row, k_row = wanted[1], wanted[2]
+                pair = win.dot_product
+                assert pair.isVisible() and pair.pair == (step.head, *step.cells[0])
+                if size == (1600, 1000):
+                    assert on_screen(win, *q_row) and on_screen(win, *k_row)
             if step.key == "weighted_sum":
-                assert wanted[0][0] == "V"
+                assert [s for s, _ in wanted] == ["head_outputs", "V", "weights"]
+                total = win.sum_view  # V beside the weights, where the column has no room
+                assert total.isVisible() and total.pair == (step.head, step.cells[0][0], 0)
+                v = win.live.trace.stage("V", step.head)[: len(total.canvas.k), 0]
+                assert list(total.canvas.k) == list(v)
             checked += 1
         assert checked >= 8

@@ -11,9 +11,7 @@ Errors are reported by the CLI's one error path (one line, exit code 2).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 #: How many of the strongest heads the summary names.
@@ -49,29 +47,28 @@ def _target(text: str | None):
 
 
 def write_sweep(changes, path: Path) -> Path:
-    """Write ``changes [layers, heads]`` as .csv or .npy, whole or not at all."""
+    """Write ``changes [layers, heads]`` as .csv or .npy, whole or not at all (through the
+    app's one write path, ``export/atomic.py``, and its output policy)."""
+    import io
+
     import numpy as np
+
+    from attention_explorer.export.atomic import write_bytes_atomic
 
     suffix = path.suffix.lower()
     if suffix not in (".csv", ".npy"):
         raise _usage(f"--out must end in .csv or .npy, not {path.name!r}")
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".sweep-", suffix=suffix)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            if suffix == ".npy":
-                np.save(f, changes)
-            else:
-                header = ",".join(["layer", *(f"head {h}" for h in range(changes.shape[1]))])
-                rows = [header] + [
-                    ",".join([str(i), *(repr(float(v)) for v in row)])
-                    for i, row in enumerate(changes)
-                ]
-                f.write(("\n".join(rows) + "\n").encode("utf-8"))
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return path
+    if suffix == ".npy":
+        buffer = io.BytesIO()
+        np.save(buffer, changes)
+        data = buffer.getvalue()
+    else:
+        header = ",".join(["layer", *(f"head {h}" for h in range(changes.shape[1]))])
+        rows = [header] + [
+            ",".join([str(i), *(repr(float(v)) for v in row)]) for i, row in enumerate(changes)
+        ]
+        data = ("\n".join(rows) + "\n").encode("utf-8")
+    return write_bytes_atomic(path, data)
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:

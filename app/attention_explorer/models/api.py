@@ -16,6 +16,7 @@ from attention_explorer.models.errors import ModelError
 from attention_explorer.models.forward import attention_input, attention_parts, run_layers
 from attention_explorer.models.source import packaged_name, resolve_model
 from attention_explorer.models.tokenize import Tokens, load_tokenizer, tokenize
+from attention_explorer.models.validate import check_ids
 from attention_explorer.models.weights import ModelWeights, read_weights
 from attention_explorer.session.document import SessionData
 
@@ -33,7 +34,9 @@ class LoadedModel:
 
     def tokenize(self, text: str) -> Tokens:
         """``text`` as this model's tokens (no padding); ModelError if empty or too long."""
-        return tokenize(self.tokenizer, text, self.weights.max_positions)
+        toks = tokenize(self.tokenizer, text, self.weights.max_positions)
+        check_ids(toks.ids, toks.tokens, self.weights.vocab, self.folder)
+        return toks
 
 
 @lru_cache(maxsize=4)

@@ -59,6 +59,14 @@ def _plus(x: np.ndarray, b) -> np.ndarray:
     return x if b is None else x + b
 
 
+def _linear(x: np.ndarray, W: np.ndarray, b) -> np.ndarray:
+    """``x W + b`` with the bias added in place (no second temporary)."""
+    y = x @ W
+    if b is not None:
+        y += b
+    return y
+
+
 def embed(w: ModelWeights, ids, type_ids, dtype=np.float64) -> np.ndarray:
     """The input of layer 0: token (+ position, + token type, then a norm if the family has
     one). ``[n, d]`` in ``dtype``."""
@@ -118,10 +126,10 @@ def feed_forward(w: ModelWeights, lw: LayerWeights, x: np.ndarray) -> np.ndarray
     """The feed-forward sublayer on ``x [n, d]``: ``[n, d]``."""
     act = ACTIVATIONS[w.activation]
     if w.arch.mlp == "gated":
-        inner = act(_plus(x @ lw.W_gate, lw.b_gate)) * _plus(x @ lw.W_in, lw.b_in)  # [n, d_ff]
+        inner = act(_linear(x, lw.W_gate, lw.b_gate)) * _linear(x, lw.W_in, lw.b_in)  # [n, d_ff]
     else:
-        inner = act(_plus(x @ lw.W_in, lw.b_in))  # [n, d_ff]
-    return _plus(inner @ lw.W_out, lw.b_out)  # [n, d]
+        inner = act(_linear(x, lw.W_in, lw.b_in))  # [n, d_ff]
+    return _linear(inner, lw.W_out, lw.b_out)  # [n, d]
 
 
 def rest_of_layer(w: ModelWeights, layer: int, h: np.ndarray, a: np.ndarray) -> np.ndarray:

@@ -56,15 +56,27 @@ def cast_weights(w: ModelWeights, dtype) -> ModelWeights:
 
 
 def _heads(x: np.ndarray, count: int) -> np.ndarray:
+    """``[n, count*d_head]`` as contiguous ``[count, n, d_head]``: numpy hands stacked
+    products of contiguous matrices to BLAS, and loops slowly over strided ones."""
     n = x.shape[0]
-    return x.reshape(n, count, -1).transpose(1, 0, 2)  # [count, n, d_head]
+    return np.ascontiguousarray(x.reshape(n, count, -1).transpose(1, 0, 2))
+
+
+def _softmax_rows(scores: np.ndarray, hidden: np.ndarray | None) -> None:
+    """Softmax of each row of ``scores [n, n]`` in place, ``hidden`` cells (True) at 0."""
+    if hidden is not None:
+        np.copyto(scores, -np.inf, where=hidden)
+    scores -= scores.max(axis=-1, keepdims=True)
+    np.exp(scores, out=scores)
+    scores /= scores.sum(axis=-1, keepdims=True)
 
 
 def attend(
-    w: ModelWeights, layer: int, x: np.ndarray, knocked: Iterable[int] = ()
+    w: ModelWeights, layer: int, x: np.ndarray, knocked: Iterable[int] = (), out=None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Layer ``layer``'s attention on ``x [n, d]``: weights ``[heads, n, n]`` and the block's
-    output ``[n, d]`` (before the residual), in ``x``'s dtype."""
+    """Layer ``layer``'s attention on ``x [n, d]``: weights ``[heads, n, n]`` (written into
+    ``out`` when given) and the block's output ``[n, d]`` (before the residual), in ``x``'s
+    dtype."""
     lw: LayerWeights = w.layers[layer]
     n, group = x.shape[0], w.heads // w.kv_heads
     q = _heads(_plus(x @ lw.W_Q, lw.b_Q), w.heads)  # [h, n, d_k]
@@ -74,13 +86,11 @@ def attend(
         q, k = rotate(q, w.rope), rotate(k, w.rope)  # RoPE per head before the scores
     if group > 1:
         k, v = np.repeat(k, group, axis=0), np.repeat(v, group, axis=0)  # [h, n, d]
-    s = (q * x.dtype.type(w.scales[layer])) @ k.transpose(0, 2, 1)  # [h, n, n]
-    hidden = hidden_keys(n, w.causal, w.window)  # [n, n] or None
-    if hidden is not None:
-        s[:, hidden] = -np.inf
-    s -= s.max(axis=-1, keepdims=True)
-    np.exp(s, out=s)
-    s /= s.sum(axis=-1, keepdims=True)  # weights [h, n, n]
+    q *= x.dtype.type(w.scales[layer])
+    s = np.matmul(q, k.transpose(0, 2, 1), out=out)  # [h, n, n]
+    future = hidden_keys(n, w.causal, w.window)  # [n, n] hidden keys (causal, window)
+    for scores in s:  # one head at a time: its [n, n] stays in the CPU's cache
+        _softmax_rows(scores, future)  # weights [n, n]
     concat = (s @ v).transpose(1, 0, 2).reshape(n, -1)  # [n, h*d_v]
     d_v = concat.shape[1] // w.heads
     for head in knocked:

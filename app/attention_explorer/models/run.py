@@ -16,6 +16,7 @@ import json
 import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 import numpy as np
 
@@ -73,16 +74,28 @@ class ModelRun(RunOutputs):
         return int(self.attentions.shape[1])
 
 
+@lru_cache(maxsize=8)
+def _multipliers(size: int) -> np.ndarray:
+    """``size`` fixed random odd 64-bit integers (the keys of :func:`_digest`'s hash)."""
+    return np.random.default_rng(size).integers(0, 2**63, size, dtype=np.uint64) * 2 + 1
+
+
+def _fingerprint(a) -> int:
+    """A 64-bit hash of an array's values: ``sum(bits_i * odd_i) mod 2**64``. Changing any
+    one value always changes it (an odd multiplier is invertible mod 2**64); several changes
+    collide with probability 2**-64. A copy-free pass, far cheaper than a byte hash."""
+    bits = np.ascontiguousarray(a, dtype=np.float64).reshape(-1).view(np.uint64)  # [size]
+    return int(np.dot(bits, _multipliers(bits.size)))  # uint64 arithmetic wraps mod 2**64
+
+
 def _digest(session: SessionData) -> str:
-    h = hashlib.blake2b(digest_size=16)
-    h.update(json.dumps(session.config.to_dict(), sort_keys=True, default=str).encode())
+    """What an edit is: the session's settings and a fingerprint of every input array."""
+    parts = [json.dumps(session.config.to_dict(), sort_keys=True, default=str)]
     for name in ("X", "W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O", "Q", "K", "V"):
         value = getattr(session.inputs, name, None)
         if value is not None:
-            a = np.ascontiguousarray(value)
-            h.update(f"{name}{a.dtype}{a.shape}".encode())
-            h.update(a.tobytes())
-    return h.hexdigest()
+            parts.append(f"{name}{np.shape(value)}:{_fingerprint(value):x}")
+    return hashlib.blake2b("|".join(parts).encode(), digest_size=16).hexdigest()
 
 
 def _is_int(value) -> bool:
@@ -168,15 +181,16 @@ class _Plan:
         delta = np.asarray(session.inputs.X, dtype=np.float64) - x_original
         return replace(session.inputs, X=x_run + delta)
 
-    def layer(self, layer: int, h: np.ndarray):
-        """Layer ``layer`` on ``h [n, d]``: its weights ``[heads, n, n]`` and new ``h``."""
+    def layer(self, layer: int, h: np.ndarray, out: np.ndarray):
+        """Layer ``layer`` on ``h [n, d]``: its weights ``[heads, n, n]`` (in ``out`` when
+        computed here) and the new ``h``."""
         knocked = self.knocked.get(layer, ())
         session = self.edits.get(layer)
         if session is not None:
             inputs = self.edited_inputs(layer, session, h)
             p, a = attend_engine(session.config, inputs, self.backend, self.dtype, knocked)
         elif self.backend is None:
-            p, a = attend(self.w, layer, attention_input(self.w, layer, h), knocked)
+            p, a = attend(self.w, layer, attention_input(self.w, layer, h), knocked, out)
         else:
             config, inputs = attention_parts(self.w, layer, attention_input(self.w, layer, h))
             p, a = attend_engine(config, inputs, self.backend, self.dtype, knocked)
@@ -246,7 +260,9 @@ def model_run(
     try:
         with one_blas_thread():
             for layer in range(start, w.n_layers):
-                attentions[layer], hidden[layer + 1] = plan.layer(layer, hidden[layer])
+                p, hidden[layer + 1] = plan.layer(layer, hidden[layer], attentions[layer])
+                if p is not attentions[layer]:
+                    attentions[layer] = p
                 if progress is not None:
                     progress(layer + 1, w.n_layers)
             reused = start == w.n_layers and reuse.logits is not None

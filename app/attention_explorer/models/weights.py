@@ -21,8 +21,8 @@ from attention_explorer.models.architecture import Architecture, check_config
 from attention_explorer.models.errors import ModelError
 from attention_explorer.models.families import SUPPORTED_TEXT, architecture_for
 from attention_explorer.models.rotary import rope_frequencies
-from attention_explorer.models.shapes import check_shapes
 from attention_explorer.models.tensor_file import TensorFile
+from attention_explorer.models.validate import check_config_values, check_shape
 
 __all__ = ["SUPPORTED_TEXT", "LayerWeights", "ModelWeights", "OutputHead", "read_weights"]
 
@@ -143,37 +143,41 @@ class _Reader:
         name = self.name(role, i)
         return name is not None and self.t.find(name + suffix, self.arch.prefixes) is not None
 
-    def get(self, name: str, convert: bool = True) -> np.ndarray:
+    def get(self, name: str, convert: bool = True, shape: tuple = ()) -> np.ndarray:
+        """Tensor ``name`` (float64 with ``convert``), its stored shape checked if given."""
         key = self.t.find(name, self.arch.prefixes)
         if key is None:
             raise ModelError("files", f"{self.t.describe()} has no weight named {name!r}")
+        if shape:
+            check_shape(self.t.describe(), key, self.t.info(key)[1], shape)
         return self.t.get(key, np.float64 if convert else None)
 
-    def table(self, role: str, convert: bool = True) -> np.ndarray | None:
+    def table(self, role: str, convert: bool = True, shape: tuple = ()) -> np.ndarray | None:
         name = self.name(role)
-        return None if name is None else self.get(name, convert)
+        return None if name is None else self.get(name, convert, shape)
 
-    def linear(self, role: str, i: int | None = None):
+    def linear(self, role: str, i: int | None, d_in: int | None, d_out: int | None):
         """(W [in, out], b [out] or None). A transpose is a view: no copy."""
         name = self.name(role, i)
-        w = self.get(name + ".weight")
-        w = w.T if self.arch.linear_layout == "out_in" else w
-        bias = self.get(name + ".bias") if self.has(role, i, ".bias") else None
+        out_in = self.arch.linear_layout == "out_in"
+        w = self.get(name + ".weight", shape=(d_out, d_in) if out_in else (d_in, d_out))
+        w = w.T if out_in else w
+        bias = self.get(name + ".bias", shape=(d_out,)) if self.has(role, i, ".bias") else None
         return w, bias
 
-    def norm(self, role: str, i: int | None = None) -> Norm | None:
+    def norm(self, role: str, i: int | None, d: int) -> Norm | None:
         name = self.name(role, i)
         if name is None:
             return None
         if self.has(role, i, ".gamma"):
-            return self.get(name + ".gamma"), self.get(name + ".beta")
-        bias = self.get(name + ".bias") if self.has(role, i, ".bias") else None
-        return self.get(name + ".weight"), bias
+            return self.get(name + ".gamma", shape=(d,)), self.get(name + ".beta", shape=(d,))
+        bias = self.get(name + ".bias", shape=(d,)) if self.has(role, i, ".bias") else None
+        return self.get(name + ".weight", shape=(d,)), bias
 
 
-def _attention(r: _Reader, i: int, d_q: int, d_kv: int) -> dict:
+def _attention(r: _Reader, i: int, d: int, d_q: int, d_kv: int) -> dict:
     if "qkv" in r.arch.tensors:
-        W, b = r.linear("qkv", i)  # [d, d_q + 2 d_kv], [d_q + 2 d_kv]
+        W, b = r.linear("qkv", i, d, d_q + 2 * d_kv)  # [d, d_q + 2 d_kv], [d_q + 2 d_kv]
         cuts = (0, d_q, d_q + d_kv, d_q + 2 * d_kv)
         parts = {}
         for name, lo, hi in zip("QKV", cuts, cuts[1:]):
@@ -181,22 +185,25 @@ def _attention(r: _Reader, i: int, d_q: int, d_kv: int) -> dict:
             parts["b_" + name] = None if b is None else b[lo:hi].copy()
         return parts
     parts = {}
-    for name, role in (("Q", "q"), ("K", "k"), ("V", "v")):
-        parts["W_" + name], parts["b_" + name] = r.linear(role, i)
+    for name, role, width in (("Q", "q", d_q), ("K", "k", d_kv), ("V", "v", d_kv)):
+        parts["W_" + name], parts["b_" + name] = r.linear(role, i, d, width)
     return parts
 
 
-def _layer(r: _Reader, i: int, d_q: int, d_kv: int) -> LayerWeights:
-    W_O, b_O = r.linear("o", i)
-    W_in, b_in = r.linear("ffn_in", i)
-    W_out, b_out = r.linear("ffn_out", i)
-    W_gate, b_gate = r.linear("ffn_gate", i) if r.arch.mlp == "gated" else (None, None)
+def _layer(r: _Reader, i: int, sizes: dict, d_q: int, d_kv: int) -> LayerWeights:
+    d, d_ff = sizes["d_model"], sizes.get("d_ff")  # d_ff None: any width (GPT-2's 4 d)
+    W_O, b_O = r.linear("o", i, d_q, d)
+    W_in, b_in = r.linear("ffn_in", i, d, d_ff)
+    d_ff = W_in.shape[1]
+    W_out, b_out = r.linear("ffn_out", i, d_ff, d)
+    gated = r.arch.mlp == "gated"
+    W_gate, b_gate = r.linear("ffn_gate", i, d, d_ff) if gated else (None, None)
     return LayerWeights(
-        **_attention(r, i, d_q, d_kv),
+        **_attention(r, i, d, d_q, d_kv),
         W_O=W_O,
         b_O=b_O,
-        ln_attn=r.norm("attn_norm", i),
-        ln_ffn=r.norm("ffn_norm", i),
+        ln_attn=r.norm("attn_norm", i, d),
+        ln_ffn=r.norm("ffn_norm", i, d),
         W_in=W_in,
         b_in=b_in,
         W_out=W_out,
@@ -206,26 +213,29 @@ def _layer(r: _Reader, i: int, d_q: int, d_kv: int) -> LayerWeights:
     )
 
 
-def _head(r: _Reader, word: np.ndarray) -> OutputHead | None:
-    kind = r.arch.head
+def _head(r: _Reader, word: np.ndarray, d: int) -> OutputHead | None:
+    kind, rows = r.arch.head, word.shape[0]
     if kind == "lm":
-        decoder = r.get(r.name("lm_head"), False) if r.has("lm_head") else word
-        return OutputHead("lm", decoder, None, r.norm("final_norm"))
+        decoder = r.table("lm_head", False, (rows, d)) if r.has("lm_head") else word
+        return OutputHead("lm", decoder, None, r.norm("final_norm", None, d))
     if kind == "mlm" and r.has("mlm_dense", None, ".weight"):
-        W, b = r.linear("mlm_dense")
-        decoder = r.get(r.name("mlm_decoder"), False) if r.has("mlm_decoder") else word
-        return OutputHead("mlm", decoder, r.table("mlm_bias"), r.norm("mlm_norm"), W, b)
+        W, b = r.linear("mlm_dense", None, d, d)
+        decoder = r.table("mlm_decoder", False, (rows, d)) if r.has("mlm_decoder") else word
+        bias = r.table("mlm_bias", shape=(rows,))
+        return OutputHead("mlm", decoder, bias, r.norm("mlm_norm", None, d), W, b)
     return None
 
 
 def _build(arch: Architecture, cfg: dict, r: _Reader, name: str) -> ModelWeights:
     check_config(arch, cfg, ACTIVATIONS)
-    heads, d = arch.size(cfg, "heads"), arch.size(cfg, "d_model")
-    kv_heads = arch.size(cfg, "kv_heads") or heads
-    d_k = arch.size(cfg, "head_dim") or d // heads
-    n_layers = arch.size(cfg, "layers")
-    word = r.table("word", convert=False)
-    weights = ModelWeights(
+    sizes = check_config_values(arch, cfg, r.t.folder / "config.json")
+    heads, d = sizes["heads"], sizes["d_model"]
+    kv_heads = sizes.get("kv_heads") or heads
+    d_k = sizes.get("head_dim") or d // heads
+    n_layers, max_positions = sizes["layers"], sizes["max_positions"]
+    word = r.table("word", False, (None, d))
+    learned = arch.positions == "learned"
+    return ModelWeights(
         name=name,
         arch=arch,
         config=dict(cfg),
@@ -233,22 +243,20 @@ def _build(arch: Architecture, cfg: dict, r: _Reader, name: str) -> ModelWeights
         kv_heads=kv_heads,
         d_model=d,
         d_k=d_k,
-        max_positions=arch.size(cfg, "max_positions"),
+        max_positions=max_positions,
         eps=arch.eps(cfg),
         activation=arch.activation(cfg),
         causal=arch.is_causal(cfg),
         scales=tuple(arch.scale_rule(cfg, i, d_k) for i in range(n_layers)),
         word=word,
-        position=r.table("position") if arch.positions == "learned" else None,
-        token_type=r.table("token_type"),
-        ln_embed=r.norm("embed_norm"),
-        layers=tuple(_layer(r, i, heads * d_k, kv_heads * d_k) for i in range(n_layers)),
-        head=_head(r, word),
+        position=r.table("position", shape=(max_positions, d)) if learned else None,
+        token_type=r.table("token_type", shape=(None, d)),
+        ln_embed=r.norm("embed_norm", None, d),
+        layers=tuple(_layer(r, i, sizes, heads * d_k, kv_heads * d_k) for i in range(n_layers)),
+        head=_head(r, word, d),
         rope=rope_frequencies(cfg, d_k) if arch.positions == "rotary" else None,
         window=_window(arch, cfg),
     )
-    check_shapes(weights, r.name, arch.size(cfg, "d_ff"))
-    return weights
 
 
 def _window(arch: Architecture, cfg: dict) -> int | None:

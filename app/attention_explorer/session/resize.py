@@ -8,7 +8,9 @@ Rules:
 - where a matrix grows, per head, the new numbers are seeded random values at the spread of
   the numbers already there (Xavier scale 1/sqrt(d_model) for an empty weight matrix), so the
   same change always gives the same numbers and a new row never dwarfs the old ones;
-- new tokens get names no other token has.
+- new tokens get names no other token has;
+- what a cut took (rows, columns, names) comes back when the size grows again within the
+  session (:mod:`attention_explorer.session.cut_memory`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import numpy as np
 
 from attention_explorer.engine import AttentionInputError
 from attention_explorer.run import compute_session
+from attention_explorer.session.cut_memory import MEMORY
 from attention_explorer.session.document import SessionData
 
 FILL_SEED = 7
@@ -53,8 +56,10 @@ def fit(
     rng = np.random.default_rng([seed, *shape])
     out = np.round(rng.normal(0.0, scale, size=shape), decimals)  # shape
     if array is not None and array.ndim == len(shape):
+        MEMORY.regrow(array, out)  # what an earlier cut took, back where it grows again
         block = tuple(slice(0, min(a, b)) for a, b in zip(array.shape, shape))
         out[block] = array[block]
+        MEMORY.remember(out, array)  # a cut: kept for when this grows again
     return out
 
 
@@ -116,7 +121,8 @@ def set_token_count(data: SessionData, n: int) -> SessionData:
     if n < 1:
         raise AttentionInputError("tokens", "there must be at least one token")
     config, inputs = data.config, data.inputs
-    kept = data.tokens[:n]
+    MEMORY.remember_names(data.tokens[:n], data.tokens)
+    kept = MEMORY.names(data.tokens)[:n]  # names cut earlier come back
     tokens = kept + unique_names(kept, n - len(kept))
     cross = config.attention == "cross"
     m = len(data.kv_tokens) if cross else n
@@ -143,7 +149,8 @@ def set_key_token_count(data: SessionData, m: int) -> SessionData:
         return set_token_count(data, m)
     if m < 1:
         raise AttentionInputError("kv_tokens", "there must be at least one key token")
-    kept = data.kv_tokens[:m]
+    MEMORY.remember_names(data.kv_tokens[:m], data.kv_tokens)
+    kept = MEMORY.names(data.kv_tokens)[:m]
     kv_tokens = kept + unique_names(kept, m - len(kept), prefix="k")
     if config.mode == "direct":
         kv = config.n_kv_heads
@@ -206,10 +213,10 @@ def _refit(data: SessionData, new) -> SessionData:
     dm, xavier = new.d_model, _xavier(new)
     changes = {
         "X": fit(inputs.X, (n, dm)),
-        "W_Q": fit_head_columns(_rows(inputs.W_Q, dm, xavier), dm, h, dk, old_h, xavier),
-        "W_K": fit_head_columns(_rows(inputs.W_K, dm, xavier), dm, kv, dk, old_kv, xavier),
-        "W_V": fit_head_columns(_rows(inputs.W_V, dm, xavier), dm, kv, dv, old_kv, xavier),
-        "W_O": fit_head_rows(_cols(inputs.W_O, dm, xavier), h, dv, dm, old_h, xavier),
+        "W_Q": _weights(inputs.W_Q, dm, h, dk, old_h, xavier),
+        "W_K": _weights(inputs.W_K, dm, kv, dk, old_kv, xavier),
+        "W_V": _weights(inputs.W_V, dm, kv, dv, old_kv, xavier),
+        "W_O": _weights_o(inputs.W_O, dm, h, dv, old_h, xavier),
         "b_Q": fit_head_columns(inputs.b_Q, 1, h, dk, old_h),
         "b_K": fit_head_columns(inputs.b_K, 1, kv, dk, old_kv),
         "b_V": fit_head_columns(inputs.b_V, 1, kv, dv, old_kv),
@@ -225,9 +232,19 @@ def _rows(W: np.ndarray | None, rows: int, scale: float) -> np.ndarray | None:
     return None if W is None else fit(W, (rows, W.shape[1]), empty_scale=scale)
 
 
-def _cols(W: np.ndarray | None, cols: int, scale: float) -> np.ndarray | None:
-    """``W`` with ``cols`` columns (new columns at its spread), its rows untouched."""
-    return None if W is None else fit(W, (W.shape[0], cols), empty_scale=scale)
+def _weights(W, dm: int, heads: int, width: int, old_heads: int, scale: float):
+    """W_Q, W_K or W_V ``[dm, heads*width]`` from ``W``: rows then head columns when d_model
+    shrinks, head columns then rows when it grows (the reverse order of a cut, so the cut
+    memory finds each step's numbers again)."""
+    if W is None or dm < W.shape[0]:
+        return fit_head_columns(_rows(W, dm, scale), dm, heads, width, old_heads, scale)
+    wide = fit_head_columns(W, W.shape[0], heads, width, old_heads, scale)
+    return _rows(wide, dm, scale)
+
+
+def _weights_o(W, dm: int, heads: int, width: int, old_heads: int, scale: float):
+    """W_O ``[heads*width, dm]``: :func:`_weights` of its transpose."""
+    return None if W is None else _weights(W.T, dm, heads, width, old_heads, scale).T
 
 
 def set_heads(data: SessionData, heads: int) -> SessionData:

@@ -4,10 +4,8 @@ built by the display model, so the view and a picture of it agree.
 
 The original and the edited frame come from :func:`~attention_explorer.display.build_frame`
 and share their colour levels (so a colour means the same number in both). The difference
-is a signed array; ``display`` keys its frames by stage name, which would give a weights
-difference the weights' fixed 0..1 levels, so :func:`difference_frame` builds its frame from
-the same display parts (shrink rule, colour-bar ticks, cell texts), on symmetric levels.
-Qt-free: no drawing here.
+is a signed array drawn by :func:`attention_explorer.display.arrays.difference_frame`
+(symmetric levels about 0, cells masked on either side hidden). Qt-free: no drawing here.
 """
 
 from __future__ import annotations
@@ -16,9 +14,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from attention_explorer.display import DisplayFrame, build_frame, levels_for, shrink
-from attention_explorer.display.cells import cell_texts
-from attention_explorer.display.frame import MAX_TEXT_CELLS, shrink_note, stage_heading
+from attention_explorer.display import DisplayFrame, build_frame, levels_for
+from attention_explorer.display.arrays import difference_frame as array_difference
+from attention_explorer.display.frame import stage_heading
 from attention_explorer.display.levels import colorbar_ticks
 from attention_explorer.display.shrink import DISPLAY_LIMIT
 from attention_explorer.stages import stage
@@ -51,47 +49,27 @@ def side_frames(original, edited, name: str, head: int, scale: str = "linear"):
 
 
 def difference_frame(original, edited, name: str, head: int, limit: int = DISPLAY_LIMIT):
-    """The frame of ``edited − original`` for stage ``name`` and ``head``; None (with the
-    reason) when the two have different shapes (tokens added, say)."""
+    """The frame of ``edited − original`` for stage ``name`` and ``head`` (the display
+    model's signed array frame); None (with the reason) when the two have different shapes
+    (tokens added, say)."""
     before, after = stage_values(original, name, head), stage_values(edited, name, head)
     if before.shape != after.shape:
         return None, (
             f"the shapes differ (original {before.shape[0]}×{before.shape[1]}, edited "
             f"{after.shape[0]}×{after.shape[1]}): there is no cell-by-cell difference"
         )
-    with np.errstate(invalid="ignore"):
-        diff = after - before  # [rows, cols]; masked in both: nan; masked in one: ±inf
-    same_mask = np.isneginf(before) & np.isneginf(after)
-    diff = np.where(same_mask | ~np.isfinite(diff), -np.inf, diff)  # hidden where masked
     entry = stage(name)
-    shrunk = shrink(diff, entry.shrink, limit)
-    finite = diff[np.isfinite(diff)]
-    bound = float(np.max(np.abs(finite))) if finite.size else 0.0
-    levels = (-bound, bound) if bound > 0 else (-1.0, 1.0)
-    rows, cols = diff.shape
-    small = rows <= MAX_TEXT_CELLS and cols <= MAX_TEXT_CELLS and not shrunk.shrunk
-    heading = stage_heading(edited, name, head if entry.per_head else None)
-    note = shrink_note((rows, cols), shrunk)
-    return (
-        DisplayFrame(
-            stage=name,
-            head=head if entry.per_head else None,
-            heading=" · ".join(p for p in (f"edited − original: {heading}", note) if p),
-            shape=(rows, cols),
-            region=(0, rows, 0, cols),
-            image=shrunk.image,
-            hidden=shrunk.hidden,
-            block=shrunk.block,
-            levels=levels,
-            ticks=colorbar_ticks(levels),
-            scale_caption="",
-            row_labels=tuple(edited.row_labels(name)),
-            col_labels=tuple(edited.col_labels(name)),
-            texts=cell_texts(name, diff, entry.decimals) if small else [],
-            decimals=entry.decimals,
-        ),
-        "",
+    shown_head = head if entry.per_head else None
+    frame = array_difference(
+        after,
+        before,
+        f"edited − original: {stage_heading(edited, name, shown_head)}",
+        edited.row_labels(name),
+        edited.col_labels(name),
+        decimals=entry.decimals,
+        limit=limit,
     )
+    return replace(frame, stage=name, head=shown_head), ""  # the stage names its axes
 
 
 def too_large(trace, name: str, head: int) -> bool:

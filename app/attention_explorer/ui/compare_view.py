@@ -76,7 +76,7 @@ class FrameView(QWidget):
         self.plot.addItem(self.hidden)
         self.bar = pg.ColorBarItem(interactive=False, colorMapMenu=False, width=12)
         self.bar.setImageItem(self.image, insert_in=self.plot)
-        self.bar.axis.setWidth(46)  # room for "-0.25": the labels were cut off
+        self.bar.axis.setWidth(58)  # room for "−0.625": the labels were cut off
         self.axes: AxisLabels | None = None
         self.message = QLabel()
         self.message.setTextFormat(Qt.TextFormat.PlainText)

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QHBoxLayout,
     QLabel,
+    QSizePolicy,
     QSpinBox,
     QVBoxLayout,
     QWidget,
@@ -28,8 +29,8 @@ from attention_explorer.engine import explain
 from attention_explorer.numbers import format_number
 
 #: Heights of the q, k and product rows, in pixels.
-CELL_HEIGHT = 22
-BAR_HEIGHT = 44
+CELL_HEIGHT = 20
+BAR_HEIGHT = 34
 #: Label column width.
 LABEL_WIDTH = 30
 #: A drag of this many pixels changes a component by its row's largest magnitude / 50.
@@ -54,7 +55,8 @@ class _PairCanvas(QWidget):
         self.k = np.zeros(0)  # [d_k]
         self.products = np.zeros(0)  # [d_k]
         self.current = 0
-        self.editable = False
+        self.names = ("q", "k", "q×k")  # the rows' names
+        self.editable_rows: tuple[int, ...] = ()  # rows a drag may change (0: q, 1: k)
         self._drag: tuple[int, int, float, float] | None = None  # row, component, y0, value0
         self.setMinimumHeight(2 * CELL_HEIGHT + BAR_HEIGHT + 8)
         self.setMinimumWidth(160)
@@ -67,13 +69,17 @@ class _PairCanvas(QWidget):
         self.current = min(self.current, max(0, self.q.size - 1))
         self.update()
 
+    def _label_width(self) -> int:
+        """The row names' column: "q×k" in the current type, at least LABEL_WIDTH."""
+        return max(LABEL_WIDTH, self.fontMetrics().horizontalAdvance("q×k") + 8)
+
     def _column_width(self) -> float:
-        return (self.width() - LABEL_WIDTH) / max(1, self.q.size)
+        return (self.width() - self._label_width()) / max(1, self.q.size)
 
     def cell_rect(self, row: int, component: int) -> QRectF:
         """Where cell ``component`` of row 0 (q), 1 (k) or 2 (products) is drawn."""
         width = self._column_width()
-        x = LABEL_WIDTH + component * width
+        x = self._label_width() + component * width
         top = (0, CELL_HEIGHT, 2 * CELL_HEIGHT + 4)[row]
         height = BAR_HEIGHT if row == 2 else CELL_HEIGHT
         return QRectF(x, top, width, height)
@@ -83,10 +89,10 @@ class _PairCanvas(QWidget):
         painter = QPainter(self)
         text = self.palette().windowText().color()
         painter.setPen(text)
-        for row, name in enumerate(("q", "k", "q×k")):
+        for row, name in enumerate(self.names):
             rect = self.cell_rect(row, 0)
             painter.drawText(
-                QRectF(0, rect.top(), LABEL_WIDTH - 2, rect.height()),
+                QRectF(0, rect.top(), self._label_width() - 4, rect.height()),
                 Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
                 name,
             )
@@ -116,7 +122,7 @@ class _PairCanvas(QWidget):
         top = float(np.max(np.abs(products))) if products.size else 0.0
         zero = self.cell_rect(2, 0).center().y()
         painter.setPen(QPen(text, 1))
-        painter.drawLine(QPointF(LABEL_WIDTH, zero), QPointF(self.width(), zero))
+        painter.drawLine(QPointF(self._label_width(), zero), QPointF(self.width(), zero))
         for c, value in enumerate(products):
             rect = self.cell_rect(2, c)
             half = (BAR_HEIGHT / 2 - 2) * (abs(value) / top if top > 0 else 0.0)
@@ -142,7 +148,7 @@ class _PairCanvas(QWidget):
         row, c = hit
         self.current = c
         self.picked.emit(c)
-        if row < 2 and self.editable:
+        if row in self.editable_rows:
             value = float((self.q, self.k)[row][c])
             self._drag = (row, c, event.position().y(), value)
         self.update()
@@ -191,7 +197,11 @@ class DotProductView(QWidget):
         for widget in (self.component, self.q_box, self.k_box):
             row.addWidget(widget)
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(2, 2, 2, 2)
+        layout.setContentsMargins(2, 0, 2, 0)
+        layout.setSpacing(2)
+        # It takes the narration's height, never more: showing it must not resize the dock
+        # (the stage views above would move under the learner's eyes).
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Ignored)
         layout.addWidget(self.title)
         layout.addWidget(self.canvas, 1)
         layout.addWidget(self.result)
@@ -225,23 +235,34 @@ class DotProductView(QWidget):
         }
 
     def set_component(self, which: int, component: int, value: float, merge: str | None = None):
-        """Edit q (``which`` 0) or k (1) at ``component`` through the session, one undo step
-        (drags pass a ``merge`` key so that one drag is one step). False when not editable."""
+        """Edit row ``which`` (0: q, 1: k) at ``component`` through the session, one undo
+        step (drags pass a ``merge`` key so that one drag is one step). False when that row
+        cannot be edited here."""
         trace = self.live.trace
-        if trace is None or self.pair is None or not self.editable():
+        target = self._edit_target(trace, which, component) if trace is not None else None
+        if target is None or self.pair is None:
             return False
-        head, i, j = self.pair
-        name = "Q" if which == 0 else "K"
-        array = np.array(getattr(self.session.inputs, name), dtype=np.float64)  # [h, n, d_k]
-        slot = self._slot(trace, head, which)
-        index = (slot, i if which == 0 else j, component)
+        name, index, token = target
+        array = np.array(getattr(self.session.inputs, name), dtype=np.float64)  # [h, n, d]
         if not np.isfinite(value) or array[index] == value:
             return False
         array[index] = value
-        token = trace.tokens[i] if which == 0 else trace.kv_tokens[j]
-        with self.history.transaction(f"Edit {name.lower()} of “{token}”", merge=merge):
+        with self.history.transaction(f"Edit {name} of “{token}”", merge=merge):
             self.session.inputs = self.session.inputs.with_array(name, array)
         return True
+
+    def editable_rows(self) -> tuple[int, ...]:
+        """The rows (0: q, 1: k) that can be edited here: both when Q and K are typed."""
+        return (0, 1) if self.editable() else ()
+
+    def _edit_target(self, trace, which: int, component: int):
+        """(array name, index into it, token) edited by row ``which`` at ``component``."""
+        if which not in self.editable_rows():
+            return None
+        head, i, j = self.pair
+        name = "Q" if which == 0 else "K"
+        index = (self._slot(trace, head, which), i if which == 0 else j, component)
+        return name, index, trace.tokens[i] if which == 0 else trace.kv_tokens[j]
 
     # -- internals ---------------------------------------------------------------------------
     @staticmethod
@@ -265,18 +286,23 @@ class DotProductView(QWidget):
 
     def _fill_boxes(self) -> None:
         c, canvas = self.component.value(), self.canvas
-        for box, values in ((self.q_box, canvas.q), (self.k_box, canvas.k)):
+        rows = self.editable_rows()
+        for row, (box, values) in enumerate(((self.q_box, canvas.q), (self.k_box, canvas.k))):
             box.blockSignals(True)
+            box.setPrefix(f"{canvas.names[row]} = ")
             box.setValue(float(values[c]) if c < values.size else 0.0)
-            box.setEnabled(self.editable())
+            box.setEnabled(row in rows)
             box.blockSignals(False)
-            box.setToolTip(
-                "Type a new value (Enter): the score, the weight and the output follow"
-                if self.editable()
-                else "Q and K are X·W_Q and X·W_K here: edit X or W_Q / W_K, or double-click "
-                "the Q view to type Q, K and V directly"
-            )
-        canvas.editable = self.editable()
+            box.setToolTip(self._box_tip(row, row in rows))
+        canvas.editable_rows = rows
+
+    def _box_tip(self, _row: int, editable: bool) -> str:
+        if editable:
+            return "Type a new value (Enter): the score, the weight and the output follow"
+        return (
+            "Q and K are X·W_Q and X·W_K here: edit X or W_Q / W_K, or double-click "
+            "the Q view to type Q, K and V directly"
+        )
 
     def _on_trace(self, trace) -> None:
         if trace is None or self.pair is None or not self.isVisibleTo(self.window()):

@@ -24,7 +24,7 @@ from attention_explorer.numbers import format_number
 from attention_explorer.stages import MASKED_RGB, stage, title
 from attention_explorer.ui.colormaps import colormap_for, table_for
 from attention_explorer.ui.fast_image import FastImageItem
-from attention_explorer.ui.heatmap_axes import AxisLabels
+from attention_explorer.ui.heatmap_labels import AllAxisLabels
 from attention_explorer.ui.heatmap_lazy import OffscreenDeferral
 from attention_explorer.ui.heatmap_menu import context_menu
 from attention_explorer.ui.heatmap_parts import changed_parts
@@ -76,7 +76,7 @@ class HeatmapView(QFrame):
         self.graphics.setMinimumSize(220, 170)  # plus the title above it
         self.graphics.ci.setContentsMargins(2, 8, 2, 2)  # room for half the top row label
         plot = self.plot = self.graphics.addPlot()
-        self.axes = AxisLabels(plot, self.stage)
+        self.axes = AllAxisLabels(plot, self.stage)
         plot.setMenuEnabled(False)
         plot.hideButtons()
         plot.invertY(True)

@@ -16,7 +16,6 @@ from PySide6.QtWidgets import (
     QAbstractItemDelegate,
     QAbstractItemView,
     QDoubleSpinBox,
-    QHBoxLayout,
     QHeaderView,
     QLabel,
     QSpinBox,
@@ -26,6 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from attention_explorer.ui.flow_layout import WrappingRow
 from attention_explorer.ui.matrix_model import MatrixModel, error_text_style
 from attention_explorer.ui.number_text import NumberTextError, format_block, parse_block
 
@@ -110,9 +110,10 @@ class MatrixEditor(QWidget):
             table.addAction(action)
         return table
 
-    def _build_toolbar(self) -> QHBoxLayout:
-        bar = QHBoxLayout()
-        bar.setSpacing(3)
+    def _build_toolbar(self) -> WrappingRow:
+        bar = WrappingRow()  # wraps onto a second line when the editor is narrow (1366x768)
+        bar.setHorizontalSpacing(3)
+        bar.setVerticalSpacing(2)
         self.random_button = self._tool_button(
             "Random", "Fill with rounded normal random numbers", lambda: self.fill_random()
         )
@@ -141,7 +142,6 @@ class MatrixEditor(QWidget):
             self.factor_spin,
         ):
             bar.addWidget(widget)
-        bar.addStretch(1)
         return bar
 
     def _tool_button(self, text: str, tip: str, on_click: Callable[[], object]) -> QToolButton:

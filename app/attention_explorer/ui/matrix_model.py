@@ -87,7 +87,8 @@ class MatrixModel(QAbstractTableModel):
         self._tints: np.ndarray | None = None  # [rows, cols, 3] uint8, cached per array
         self._shape = self._slice().shape
         self._shown = self.matrix()  # [rows, cols] as last told to the table
-        self._tint_range = value_range(self.full_array())  # the tints' scale
+        self._range_of = self.full_array()  # the array the tints' scale was measured on
+        self._tint_range = value_range(self._range_of)  # the tints' scale
         events = session.events
         label_events = (events.tokens, events.kv_tokens, events.config)
         self._links = SessionLinks(
@@ -365,7 +366,10 @@ class MatrixModel(QAbstractTableModel):
             return
         values = self.matrix()  # [rows, cols]
         box, self._shown = changed_box(self._shown, values), values
-        tint_range, self._tint_range = self._tint_range, value_range(self.full_array())
+        full = self.full_array()
+        tint_range = self._tint_range
+        if full is not self._range_of:  # another editor's array changed: the range did not
+            self._tint_range, self._range_of = value_range(full), full
         if values.shape != self._shape:
             self.beginResetModel()
             self._shape = values.shape

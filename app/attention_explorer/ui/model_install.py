@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QMenu
+from PySide6.QtWidgets import QMenu, QScrollArea
 
 from attention_explorer.ui.compare_view import CompareView
 from attention_explorer.ui.model_knockouts import Knockouts
@@ -52,8 +52,11 @@ def install_compare(window) -> None:
 def install_model_run(window) -> None:
     """The Model output dock (under the Model dock), the live model run and knockouts."""
     window.model_output = OutputPanel()
+    scroll = QScrollArea()  # at 1366x768 the ten predictions and the two maps scroll
+    scroll.setWidget(window.model_output)
+    scroll.setWidgetResizable(True)
     window.output_dock = window._dock(  # noqa: SLF001 - the window's own dock factory
-        "Model output", window.model_output, Qt.DockWidgetArea.RightDockWidgetArea
+        "Model output", scroll, Qt.DockWidgetArea.RightDockWidgetArea
     )
     # A tab beside the Model dock: both need the height (10 predictions and two maps; the
     # overview's maps at 40 px or more); the Model panel's message line sums the output up.
@@ -63,6 +66,7 @@ def install_model_run(window) -> None:
         window.session, window.prefs, window.model_panel, window.model_output, window
     )
     window.knockouts = Knockouts(window.session, window.history, window.model_panel, window)
+    window.knockouts.attach_heads_grid(window.heads_grid, window.live)
 
     def follow_origin() -> None:
         shown = window.model_dock.isVisible() and window.model_panel.origin is not None

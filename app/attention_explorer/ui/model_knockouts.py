@@ -1,10 +1,12 @@
-"""Knockouts in the window: right-click a head in the Model overview to knock it out or
-restore it. Each is one undo step; the knocked-out heads live in the open model session's
-``experiment["model"]["knockout"]`` (saved with it), and the model run leaves them out."""
+"""Knockouts in the window: right-click a head in the Model overview, or in the All heads grid
+(the open layer's heads), to knock it out or restore it. Each is one undo step; the
+knocked-out heads live in the open model session's ``experiment["model"]["knockout"]`` (saved
+with it), the model run leaves them out, and both grids draw them crossed."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject
+import pyqtgraph as pg
+from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QMenu
 
 from attention_explorer.ui.model_panel import model_info
@@ -31,6 +33,64 @@ class Knockouts(QObject):
         super().__init__(parent)
         self.session, self.history, self.panel = session, history, panel
         panel.overview.head_menu_requested.connect(lambda l, h, at: self.menu(l, h).exec(at))
+        self.grid = None
+        self._crosses: list = []
+
+    def attach_heads_grid(self, grid, live) -> None:
+        """Right-clicks on ``grid`` (the All heads grid) knock out the open layer's heads;
+        its knocked-out heads are drawn crossed after every repaint of the grid."""
+        self.grid = grid
+        grid.graphics.scene().sigMouseClicked.connect(self._on_grid_click)
+        live.updated.connect(lambda *_: self.draw_grid_crosses())
+        self.session.events.experiment.connect(lambda *_: self.draw_grid_crosses())
+        self.panel.origin_changed.connect(self.draw_grid_crosses)
+
+    def open_layer(self) -> int | None:
+        """The layer of the open model session (None when no model layer is open)."""
+        if self.panel.origin is None:
+            return None
+        layer = model_info(self.panel.origin).get("layer")
+        return layer if isinstance(layer, int) else None
+
+    def grid_head_at(self, scene_pos) -> int | None:
+        """The head of the All heads grid under ``scene_pos`` (None outside the heads)."""
+        for head in range(self.grid.head_count()):
+            if self.grid.head_box(head).sceneBoundingRect().contains(scene_pos):
+                return head
+        return None
+
+    def _on_grid_click(self, event) -> None:
+        layer = self.open_layer()
+        if event.button() != Qt.MouseButton.RightButton or layer is None:
+            return
+        head = self.grid_head_at(event.scenePos())
+        if head is not None:
+            self.menu(layer, head).exec(event.screenPos().toPoint())
+
+    def draw_grid_crosses(self) -> None:
+        """Cross the open layer's knocked-out heads in the All heads grid."""
+        for box, item in self._crosses:
+            try:
+                box.removeItem(item)
+            except RuntimeError:  # the grid rebuilt its boxes (a new head count)
+                pass
+        self._crosses = []
+        layer = self.open_layer()
+        if self.grid is None or layer is None:
+            return
+        for knocked_layer, head in self.pairs():
+            if knocked_layer != layer or head >= self.grid.head_count():
+                continue
+            box = self.grid.head_box(head)
+            (x0, x1), (y0, y1) = box.viewRange()
+            for ys in ((y0, y1), (y1, y0)):
+                line = pg.PlotDataItem((x0, x1), ys, pen=pg.mkPen("#e02020", width=2.5))
+                box.addItem(line)
+                self._crosses.append((box, line))
+
+    def grid_crosses(self) -> int:
+        """How many heads of the All heads grid are drawn crossed."""
+        return len(self._crosses) // 2
 
     def pairs(self) -> tuple[tuple[int, int], ...]:
         """The knocked-out (layer, head) pairs of the open session."""

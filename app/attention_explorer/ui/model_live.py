@@ -20,13 +20,6 @@ from attention_explorer.ui.model_panel import model_info
 from attention_explorer.ui.model_runner import ModelRunner
 
 
-def model_run_available() -> bool:
-    """True when the models package offers the whole-model run (``model_run``)."""
-    import attention_explorer.models as models
-
-    return hasattr(models, "model_run")
-
-
 class ModelLive(QObject):
     """Follows ``session`` edits through the model of ``panel`` (a ModelPanel) into the
     overview and ``output`` (an OutputPanel). ``latencies_ms``: request → shown, per run."""
@@ -39,12 +32,15 @@ class ModelLive(QObject):
         self.latencies_ms: list[float] = []
         self.shown_request = 0  # the request whose run is on screen
         self._asked_at = 0.0
-        self._timer = QTimer(self, singleShot=True, interval=0)  # coalesces a burst of events
-        self._timer.timeout.connect(self.request)
+        # The first change of a burst asks at once, before the window's own recompute of
+        # the layer takes the UI thread; the rest of the burst asks once more, next turn.
+        self._timer = QTimer(self, singleShot=True, interval=0)
+        self._timer.timeout.connect(self._after_burst)
+        self._dirty = False
         events = session.events
         for event in (events.inputs, events.config, events.tokens, events.experiment):
-            event.connect(lambda *_: self._timer.start())
-        panel.origin_changed.connect(self._timer.start)
+            event.connect(lambda *_: self._on_change())
+        panel.origin_changed.connect(self._on_change)
         panel.show_box.currentIndexChanged.connect(lambda *_: self.draw_overview())
         self.runner.ready.connect(self._on_ready)
         self.runner.progress.connect(self._on_progress)
@@ -54,13 +50,22 @@ class ModelLive(QObject):
         prefs.events.colormap.connect(lambda *_: self.draw_overview())
         prefs.events.diverging_colormap.connect(lambda *_: self.draw_overview())
 
+    def _on_change(self) -> None:
+        if self._timer.isActive():
+            self._dirty = True
+            return
+        self._dirty = False
+        self._timer.start()
+        self.request()
+
+    def _after_burst(self) -> None:
+        if self._dirty:
+            self._dirty = False
+            self.request()
+
     def active(self) -> bool:
         """True while a layer of the panel's model is open (its run can be followed)."""
-        return (
-            self.panel.origin is not None
-            and self.panel.loaded is not None
-            and model_run_available()
-        )
+        return self.panel.origin is not None and self.panel.loaded is not None
 
     def edited_layer(self) -> int | None:
         """The open layer when its numbers differ from the model's, else None."""

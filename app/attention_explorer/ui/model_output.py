@@ -136,6 +136,8 @@ class OutputPanel(QWidget):
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.table.verticalHeader().setDefaultSectionSize(22)
+        self.table.setMinimumHeight(22 * TOP_K + 30)  # all ten rows: the dock scrolls instead
         self.strip_label = _plain("Probability of each actual next token (before, after)")
         self.strip = _Map("viridis", 110)
         self.second = QLineEdit(DEFAULT_SECOND)
@@ -151,12 +153,13 @@ class OutputPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.addWidget(self.kind)
         layout.addLayout(form)
-        layout.addWidget(self.table, 1)
+        layout.addWidget(self.table)
         layout.addWidget(self.similarity)
         layout.addWidget(self.strip_label)
         layout.addWidget(self.strip)
         layout.addWidget(self.moved_label)
         layout.addWidget(self.moved)
+        layout.addStretch(1)  # an embedding model has no table: the rest stays at the top
         self._form = form
         self.position.valueChanged.connect(lambda *_: self._show_predictions())
         self.second.editingFinished.connect(lambda: self.second_changed.emit(self.second.text()))

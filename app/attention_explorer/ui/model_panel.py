@@ -288,7 +288,8 @@ class ModelPanel(QWidget):
             return
         folder, name = str(info.get("folder") or ""), str(info.get("name") or "")
         model = folder if folder and Path(folder).is_dir() else name
-        if model:
+        same = self.loaded is not None and str(self.loaded.folder) == folder
+        if model and not same:  # keep "all-MiniLM-L6-v2" as typed, not its folder
             self.model_edit.setText(model)
         if isinstance(info.get("text"), str):
             self.text_edit.setText(info["text"])

@@ -16,7 +16,7 @@ import time
 import numpy as np
 from PySide6.QtCore import QObject, Signal
 
-from attention_explorer.models import ModelError
+from attention_explorer.models import ModelError, model_run
 
 #: Progress is reported only for runs that take longer than this (seconds).
 PROGRESS_AFTER_S = 0.15
@@ -112,16 +112,12 @@ class ModelRunner(QObject):
                 self.busy.emit(bool(self._jobs))
 
     def _embed(self, loaded, sentence: str) -> None:
-        from attention_explorer.models import model_run  # the model run, read when first used
-
         embedding = model_run(loaded, sentence).embedding()  # [d]
         if loaded is self.loaded:
             self._second[sentence] = embedding
         self.second_ready.emit(sentence, embedding)
 
     def _run(self, request: int, loaded, text: str, edits: dict, knockout: tuple) -> None:
-        from attention_explorer.models import model_run  # the model run, read when first used
-
         started = time.perf_counter()
 
         def step(done: int, total: int) -> None:

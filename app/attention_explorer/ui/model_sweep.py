@@ -29,9 +29,8 @@ from PySide6.QtWidgets import (
 )
 
 from attention_explorer.display import DisplayFrame
-from attention_explorer.display.levels import colorbar_ticks
+from attention_explorer.display.arrays import frame_for_array
 from attention_explorer.export.errors import ExportError
-from attention_explorer.numbers import format_number
 from attention_explorer.stages import DEFAULT_DIVERGING
 from attention_explorer.ui.compare_view import FrameView
 from attention_explorer.ui.model_figures import PICTURE_FILTER, frame_figure, write_figure
@@ -46,27 +45,15 @@ _MEASURES = {
 
 
 def sweep_frame(changes: np.ndarray, label: str, decimals: int = 3) -> DisplayFrame:
-    """The map of ``changes [layers, heads]`` as a DisplayFrame on symmetric levels."""
+    """The map of ``changes [layers, heads]`` as the display model's signed array frame."""
     values = np.asarray(changes, dtype=np.float64)  # [layers, heads]
     layers, heads = values.shape
-    bound = float(np.abs(values).max()) if values.size else 0.0
-    levels = (-bound, bound) if bound > 0 else (-1.0, 1.0)
-    texts = [format_number(v, decimals, display=True) for v in values.ravel()]
-    return DisplayFrame(
-        stage="sweep",
-        head=None,
-        heading=f"Change in the {label} when each head is knocked out",
-        shape=(layers, heads),
-        region=(0, layers, 0, heads),
-        image=values.astype(np.float32),
-        hidden=np.zeros(values.shape, bool),
-        block=(1, 1),
-        levels=levels,
-        ticks=colorbar_ticks(levels),
-        scale_caption="",
-        row_labels=tuple(str(k) for k in range(layers)),
-        col_labels=tuple(str(k) for k in range(heads)),
-        texts=texts if layers * heads <= 24 * 24 else [],
+    return frame_for_array(
+        values,
+        "signed",
+        f"Change in the {label} when each head is knocked out",
+        [str(k) for k in range(layers)],
+        [str(k) for k in range(heads)],
         decimals=decimals,
     )
 
@@ -251,10 +238,16 @@ class SweepDialog(QDialog):
     def _on_finished(self, result) -> None:
         self._finish()
         self.result = result
-        self.map.show_frame(sweep_frame(result.changes, result.label), DEFAULT_DIVERGING, AXES)
+        self.map.show_frame(  # the long measure label goes in the note (the title would clip)
+            sweep_frame(result.changes, result.label),
+            DEFAULT_DIVERGING,
+            AXES,
+            "change when each head is knocked out",
+        )
         self.export_button.setEnabled(True)
         layer, head = np.unravel_index(np.argmax(np.abs(result.changes)), result.changes.shape)
         self.note.setText(
+            f"Measure: the {result.label}. "
             f"Baseline {result.baseline:.4g}; the largest change is layer {layer} head {head} "
             f"({result.changes[layer, head]:+.4g}). Done in {result.seconds:.1f} s."
         )

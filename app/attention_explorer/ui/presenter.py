@@ -8,7 +8,7 @@ again puts everything back as it was.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QSplitter
 
 #: How much larger the type is while presenting.
@@ -83,6 +83,7 @@ class Presenter:
         w.walk_dock.raise_()
         w.resizeDocks([w.walk_dock], [round(w.height() * WALK_SHARE)], Qt.Orientation.Vertical)
         w.status.show("Presenter mode: F5 to leave")
+        self._show_step_again()
 
     def leave(self) -> None:
         """Everything back as it was before presenting."""
@@ -96,3 +97,9 @@ class Presenter:
         for widget in saved["hidden"]:
             widget.show()
         w.restoreState(saved["state"])
+        self._show_step_again()
+
+    def _show_step_again(self) -> None:
+        """Once the new layout is in, frame the step's operands again (they may have moved)."""
+        walk = self.window.walkthrough
+        QTimer.singleShot(0, walk, lambda: walk.step_changed.emit(walk.current()))

@@ -1,19 +1,16 @@
-"""StagePanel: every stage of the selected head, in pipeline order, with the step between.
+"""StagePanel: every stage of the selected head, in pipeline order, with the step between
+(an arrow caption such as "× 1/√4" names the operation that makes each view).
 
-    X → P → X + P                             (P and X + P when positions are on)
-    · W_Q → Q,  · W_K → K,  · W_V → V         (projection mode; typed in direct mode)
-    QKᵀ → scores → × 1/√d_k → scaled → mask → masked
-    softmax → weights → · V → head output
-    concat → concat → · W_O → output          (when heads > 1 or W_O exists)
-
-Each arrow caption names the operation that turns one view into the next, so a learner can
-read the order at a glance. The inputs (X … V) form a group that folds away when the panel is
-too short to show them together with the scores and the weights, so the heart of attention
-stays in view; the toggle, the keyboard (Ctrl+] / Ctrl+[) and the walkthrough open it. The
-panel only routes the LiveTrace's trace to its views.
+Which views, their order, groups and arrow captions come from the stage catalogue. The
+inputs (X … V) fold away when the panel is too short to show them with the scores and the
+weights; the toggle, the keyboard (Ctrl+] / Ctrl+[) and the walkthrough open them. The layout
+is decided per panel size and kept while the learner edits. The panel only routes the
+LiveTrace's trace to its views.
 """
 
 from __future__ import annotations
+
+from functools import partial
 
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtWidgets import (
@@ -107,6 +104,7 @@ class StagePanel(QWidget):
         self._inputs_choice: bool | None = None  # the learner's click on the toggle; None: auto
         self._inputs_forced = False  # the walkthrough or the keyboard points into the inputs
         self._latch = None  # (panel size, widths the views were laid out for, auto-open)
+        self._zoomed: set[str] = set()  # views whose width request followed a zoom
         self._build()
         self.keys = StageKeys(self)
         live_trace.updated.connect(self._on_trace_updated)
@@ -149,7 +147,7 @@ class StagePanel(QWidget):
             view = HeatmapView(name, self.session, self.prefs, inner)
             view.export_requested.connect(self.export_requested)
             view.copy_requested.connect(self.copy_requested)
-            view.wanted_width_changed.connect(self._on_wanted_width_changed)
+            view.wanted_width_changed.connect(partial(self._on_wanted_width_changed, name))
             self._captions[name], self._views[name] = caption, view
         scroll = QScrollArea()
         scroll.setWidget(inner)
@@ -272,7 +270,16 @@ class StagePanel(QWidget):
         self.relayout()
         self._scroll.verticalScrollBar().setValue(0)  # the toggle is at the top: stay there
 
-    def _on_wanted_width_changed(self, *_args) -> None:
+    def _on_wanted_width_changed(self, name: str, *_args) -> None:
+        """A view asks for another width. A zoom (in or back out) is the learner's own change
+        to that view: it gets the room it asks for; an edit's request waits for a new size."""
+        frame = self._views[name].frame
+        zoomed = frame is not None and frame.zoomed
+        if self._latch is not None and (zoomed or name in self._zoomed):
+            self._latch[1].pop(name, None)
+        self._zoomed.discard(name)
+        if zoomed:
+            self._zoomed.add(name)
         self._reflow()
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt API name

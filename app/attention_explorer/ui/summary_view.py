@@ -45,7 +45,7 @@ class SummaryView(QDialog):
         self.entropy_plot.setLabel("left", "entropy (bits)")
         self.entropy_curve = self.entropy_plot.plot([], [])
         self.distance_plot = pg.PlotWidget()
-        self.distance_plot.setLabel("bottom", "distance |key − query| (tokens)")
+        self.distance_plot.setLabel("bottom", "distance |key − query| (tokens, bins from)")
         self.distance_plot.setLabel("left", "weight per query")
         self.bars = pg.BarGraphItem(x=[], height=[], width=0.8)
         self.distance_plot.addItem(self.bars)
@@ -99,8 +99,13 @@ class SummaryView(QDialog):
         edges, mass = summaries.distance_histogram(weights)
         self.bars.setOpts(x=np.arange(len(mass)), height=mass, width=0.8)
         axis = self.distance_plot.getAxis("bottom")
-        step = max(1, len(mass) // 8)
-        axis.setTicks([[(i, _bin_text(edges, i)) for i in range(0, len(mass), step)], []])
+        step = max(1, len(mass) // 6)  # each tick names where its bin starts
+        axis.setTicks([[(i, str(int(edges[i]))) for i in range(0, len(mass), step)], []])
+        self.bars.setToolTip(
+            "\n".join(
+                f"{_bin_text(edges, i)}: {format_number(float(v), 4)}" for i, v in enumerate(mass)
+            )
+        )
         self.sinks.setText(_sinks_text(trace, summaries.attention_sinks(weights, TOP_K)))
         keys, values = summaries.top_keys(weights[query : query + 1], TOP_K)
         lines = [

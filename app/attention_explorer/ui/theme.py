@@ -11,7 +11,7 @@ from __future__ import annotations
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QWidget
 
 #: The dark palette's colours, by role (Fusion-style dark grey, blue highlight).
 DARK_COLOURS = {
@@ -56,6 +56,7 @@ def apply_theme(theme: str) -> None:
     if hasattr(hints, "setColorScheme"):
         hints.setColorScheme(scheme)
     style = app.style() if hasattr(app, "style") else None
+    before = app.palette()
     if theme == "dark":
         app.setPalette(dark_palette())
     elif style is not None:  # light, or the system's own colours
@@ -63,7 +64,8 @@ def apply_theme(theme: str) -> None:
     palette = app.palette()
     pg.setConfigOption("background", palette.color(QPalette.ColorRole.Base))
     pg.setConfigOption("foreground", palette.color(QPalette.ColorRole.Text))
-    restyle_sheeted_widgets()
+    if palette != before:
+        restyle_sheeted_widgets()
 
 
 def restyle_sheeted_widgets() -> int:
@@ -77,7 +79,10 @@ def restyle_sheeted_widgets() -> int:
     if not isinstance(QApplication.instance(), QApplication):
         return 0
     count = 0
-    for widget in QApplication.allWidgets():
+    widgets = []
+    for window in QApplication.topLevelWidgets():  # live windows and their children only
+        widgets += [window, *window.findChildren(QWidget)]
+    for widget in widgets:
         sheet = widget.styleSheet()
         if not sheet:
             continue

@@ -14,7 +14,6 @@ from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QFrame,
     QGridLayout,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
     QScrollArea,
@@ -23,6 +22,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+from superqt import QFlowLayout
 
 from attention_explorer.engine import AttentionInputError
 from attention_explorer.session.history import History
@@ -41,6 +41,8 @@ MAX_TOKENS = 64
 #: The Tokens slider's maximum (kept equal to the controls panel's).
 SLIDER_MAX_TOKENS = 4096
 MAX_NAME_LENGTH = 32
+#: Lines of name boxes shown before the strip scrolls (they wrap at the strip's width).
+MAX_NAME_LINES = 4
 #: Why + stops where it does, for its tooltip and the message of a refused count.
 LIMIT_TEXT = (
     f"+ stops at {MAX_TOKENS} tokens: beyond that, typing matrices by hand is impractical. "
@@ -54,7 +56,7 @@ class _Row:
 
     keys: bool
     title: QLabel
-    boxes_layout: QHBoxLayout
+    boxes_layout: QFlowLayout
     scroll: QScrollArea
     remove: QToolButton
     add: QToolButton
@@ -109,27 +111,29 @@ class TokenStrip(QWidget):
             "Key/value tokens (cross-attention)" if keys else "Query tokens; type to rename"
         )
         holder = QWidget()
-        boxes = QHBoxLayout(holder)
+        boxes = QFlowLayout(holder)  # the names wrap onto more lines instead of being cut off
         boxes.setContentsMargins(0, 0, 0, 0)
-        boxes.setSpacing(3)
+        boxes.setHorizontalSpacing(3)
+        boxes.setVerticalSpacing(2)
         more = QLabel(holder)  # "… 4032 more": names past the boxes shown
         more.setObjectName("moreTokens")
         more.setTextFormat(Qt.TextFormat.PlainText)
         boxes.addWidget(more)
-        boxes.addStretch(1)
         scroll = QScrollArea(self)
         scroll.setWidget(holder)
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
-        scroll.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         scroll.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         what = "key token" if keys else "token"
         remove = self._button("−", f"Remove the last {what}")
         add = self._button("+", f"Add a {what} at the end. {LIMIT_TEXT}")
         remove.clicked.connect(lambda: self.set_count(self._count(keys) - 1, keys=keys))
         add.clicked.connect(lambda: self.set_count(self._count(keys) + 1, keys=keys))
-        for column, widget in enumerate((title, remove, add, scroll)):
-            grid.addWidget(widget, line, column)
+        for column, widget in enumerate((title, remove, add)):
+            grid.addWidget(widget, 2 * line, column)
+        grid.addWidget(scroll, 2 * line + 1, 0, 1, 4)  # the names get the strip's whole width
+        scroll.viewport().installEventFilter(self)  # wrap again when the names' room changes
         grid.setColumnStretch(3, 1)
         return _Row(keys, title, boxes, scroll, remove, add, more)
 
@@ -158,13 +162,6 @@ class TokenStrip(QWidget):
     def _fit_width(edit: QLineEdit) -> None:
         text_width = edit.fontMetrics().horizontalAdvance(edit.text() or "M")
         edit.setFixedWidth(max(40, min(160, text_width + 18)))
-
-    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt API name
-        """A mouse press on a query token's box emits ``token_chosen`` with its index."""
-        index = watched.property("tokenIndex")
-        if event.type() == QEvent.Type.MouseButtonPress and isinstance(index, int):
-            self.token_chosen.emit(index)
-        return super().eventFilter(watched, event)
 
     # -- public --------------------------------------------------------------------------
     def edits(self, keys: bool = False) -> list[QLineEdit]:
@@ -265,17 +262,28 @@ class TokenStrip(QWidget):
         self._fit_heights()
 
     def resizeEvent(self, event: QResizeEvent) -> None:
-        """Make room for a scroll bar when the names no longer fit the width."""
+        """Wrap the names again for the new width (the strip's height follows)."""
         super().resizeEvent(event)
         self._fit_heights()
 
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt API name
+        """A mouse press on a query token's box emits ``token_chosen`` with its index (the
+        walkthrough follows it); a names area that changed width wraps its names again."""
+        index = watched.property("tokenIndex")
+        if event.type() == QEvent.Type.MouseButtonPress and isinstance(index, int):
+            self.token_chosen.emit(index)
+        elif event.type() == QEvent.Type.Resize:
+            self._fit_heights()
+        return super().eventFilter(watched, event)
+
     def _fit_heights(self) -> None:
-        box_height = QLineEdit().sizeHint().height()
+        """As many lines as the names need, up to :data:`MAX_NAME_LINES` (then it scrolls)."""
+        line = QLineEdit().sizeHint().height()
         for row in (self.query_row, self.key_row):
-            holder = row.scroll.widget()
-            overflowing = holder.sizeHint().width() > row.scroll.width()
-            bar = row.scroll.horizontalScrollBar().sizeHint().height() if overflowing else 0
-            row.scroll.setFixedHeight(box_height + bar)
+            width = max(1, row.scroll.viewport().width())
+            needed = row.boxes_layout.heightForWidth(width)
+            most = MAX_NAME_LINES * line + (MAX_NAME_LINES - 1) * 2
+            row.scroll.setFixedHeight(max(line, min(needed, most)))
 
     def _sync_row(self, row: _Row, names: tuple[str, ...]) -> None:
         while len(row.edits) > len(names):
@@ -285,7 +293,9 @@ class TokenStrip(QWidget):
             edit.deleteLater()
         while len(row.edits) < len(names):
             edit = self._new_edit(row, len(row.edits))
-            row.boxes_layout.insertWidget(len(row.edits), edit)
+            row.boxes_layout.removeWidget(row.more)  # "… N more" stays after the names
+            row.boxes_layout.addWidget(edit)
+            row.boxes_layout.addWidget(row.more)
             row.edits.append(edit)
         for edit, name in zip(row.edits, names):
             if edit.text() != name:

@@ -21,8 +21,10 @@ from attention_explorer.ui.session_links import connect_until_destroyed
 from attention_explorer.walkthrough import WalkStep
 from attention_explorer.walkthrough.follow import Followed, session_steps
 
-#: The narration shows at least this many lines; longer steps scroll.
-NARRATION_LINES = 7
+#: The narration shows at least this many lines of text; longer steps scroll.
+NARRATION_LINES = 6
+#: Paragraphs are set this close (pixels), so that the lines above are lines of text.
+PARAGRAPH_GAP = 4
 _NEXT_KEYS = (Qt.Key.Key_PageDown, Qt.Key.Key_Right)
 _BACK_KEYS = (Qt.Key.Key_PageUp, Qt.Key.Key_Left)
 _WAITING = "<p>The walkthrough starts as soon as the numbers can be computed.</p>"
@@ -95,7 +97,10 @@ class WalkthroughPanel(QWidget):
         self.narration.setOpenLinks(False)
         self.narration.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.narration.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
-        self.narration.setMinimumHeight(self.fontMetrics().lineSpacing() * NARRATION_LINES)
+        self.narration.document().setDefaultStyleSheet(
+            f"p {{ margin-top: 0px; margin-bottom: {PARAGRAPH_GAP}px; }}"
+        )
+        self.narration.setMinimumHeight(self.narration_height())
         self.notice = QLabel()
         self.notice.setObjectName("walkthroughNotice")
         self.notice.setWordWrap(True)
@@ -121,6 +126,13 @@ class WalkthroughPanel(QWidget):
         layout.addLayout(buttons)
 
     # -- public API --------------------------------------------------------------------------
+    def narration_height(self) -> int:
+        """The least height of the narration: NARRATION_LINES lines of text, each perhaps a
+        paragraph of its own, with the document's margins and the frame."""
+        line = self.narration.fontMetrics().lineSpacing() + PARAGRAPH_GAP
+        margins = 2 * (self.narration.document().documentMargin() + self.narration.frameWidth())
+        return round(NARRATION_LINES * line + margins) + 2
+
     def add_side_view(self, widget: QWidget) -> None:
         """Put ``widget`` beside the narration (the q · k pair view); hidden until shown."""
         widget.hide()

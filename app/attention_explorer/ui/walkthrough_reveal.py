@@ -1,9 +1,10 @@
 """Bring a walkthrough step's operands on screen: the cells of the stage views it reads.
 
-At "Scores: q · k" the q row of Q and the k row of K (in the inputs group, which folds on
-short windows) are shown with the score; at the weighted sum, V first. The operands are
-taken in order of importance (what the step reads, then what it produces) and as many as fit
-the viewport together are scrolled into it. Works from outside the stage panel, through its
+The step's own (framed) view is always wholly in sight; then, as many as fit beside it, the
+cells it reads: at "Scores: q · k" the q row of Q and the k row of K (in the inputs group,
+which folds on short windows, and opens for them), at the weighted sum the weights and V.
+Where they do not fit (1366x768), the q · k pair view beside the narration shows q and k.
+Works from outside the stage panel, through its
 public API: ``bring_into_view`` (which opens the inputs group for an input stage), ``view``,
 ``shown_stages`` and ``scroll_area``.
 """
@@ -19,13 +20,13 @@ MARGIN = 0
 
 
 def operands(step) -> tuple[tuple[str, tuple], ...]:
-    """``(stage, cells)`` a step reads (the inputs among them first), then its own stage
-    and cells: the order in which they are brought on screen when not all of them fit."""
+    """``(stage, cells)`` to bring on screen for a step, in order of importance: the step's
+    own (framed) view whole, then the cells it reads, the inputs among them first."""
     if step is None or step.stage is None:
         return ()
-    own = ((step.stage, step.cells),)
-    pairs = [pair for pair in (*step.related, *own) if pair[1] or pair[0] == step.stage]
-    return tuple(sorted(pairs, key=lambda pair: pair[0] not in INPUTS))  # inputs first
+    related = [pair for pair in step.related if pair[1] and pair[0] != step.stage]
+    related.sort(key=lambda pair: pair[0] not in INPUTS)  # the inputs first
+    return ((step.stage, ()), *related)  # () : the framed view whole
 
 
 def cells_rect(panel, stage: str, cells) -> QRect:
@@ -54,7 +55,7 @@ def reveal(panel, wanted) -> tuple[str, ...]:
     if not wanted:
         return ()
     first_input = next((s for s, _ in wanted if s in INPUTS), None)
-    panel.bring_into_view(first_input or wanted[-1][0])  # opens the inputs group if asked
+    panel.bring_into_view(first_input or wanted[0][0])  # opens the inputs group if asked
     scroll = panel.scroll_area()
     panel.layout().activate()
     scroll.widget().layout().activate()
@@ -73,6 +74,6 @@ def reveal(panel, wanted) -> tuple[str, ...]:
         return ()
     bar = scroll.verticalScrollBar()
     lowest = box.top() - MARGIN  # the top of the operands stays in sight
-    highest = box.bottom() + MARGIN - scroll.viewport().height()
+    highest = box.top() + box.height() + MARGIN - scroll.viewport().height()
     bar.setValue(max(min(bar.value(), lowest), min(highest, lowest)))
     return tuple(shown)

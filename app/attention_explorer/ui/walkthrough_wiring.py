@@ -1,5 +1,6 @@
 """Connect the walkthrough to the rest of the window: the token strip's "follow this token",
-the operands each step reveals, and the q · k pair view. Called once by the main window."""
+the operands each step reveals, the q · k pair view and the weights · V view.
+Called once by the main window."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from PySide6.QtCore import QTimer
 
 from attention_explorer.ui.dot_product_view import DotProductView
 from attention_explorer.ui.walkthrough_reveal import operands, reveal
+from attention_explorer.ui.walkthrough_sum_view import WeightedSumView
 
 
 def connect_walkthrough(window) -> None:
@@ -14,13 +16,18 @@ def connect_walkthrough(window) -> None:
     walk = window.walkthrough
     window.tokens.token_chosen.connect(walk.follow_token)
     window.dot_product = pair = DotProductView(window.session, window.history, window.live)
+    window.sum_view = total = WeightedSumView(window.session, window.history, window.live)
     walk.add_side_view(pair)
+    walk.add_side_view(total)
 
     def show_pair(step) -> None:
-        at_scores = step is not None and step.key == "scores"
-        pair.setVisible(at_scores)
-        if at_scores:
+        key = step.key if step is not None else None
+        pair.setVisible(key == "scores")
+        total.setVisible(key == "weighted_sum")
+        if key == "scores":
             pair.show_pair(step.head, *step.cells[0])
+        elif key == "weighted_sum":
+            total.show_pair(step.head, step.cells[0][0], 0)  # output[i, 0], as narrated
 
     def reveal_current() -> None:
         step = walk.current()
