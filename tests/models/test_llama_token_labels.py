@@ -68,3 +68,19 @@ def test_styles_of_tokenizer_json():
     }
     assert token_style(llama2) == "metaspace"
     assert token_style({"decoder": {"type": "WordPiece"}}) == "plain"
+
+
+def test_a_model_run_shows_its_pieces_readably(tmp_path):
+    from tokenizers import Tokenizer
+
+    from attention_explorer.models.token_labels import tokenizer_style
+
+    train_bpe(tmp_path)
+    tokenizer = Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    assert tokenizer_style(tokenizer) == "bytelevel"
+    from attention_explorer.models.tokenize import tokenize
+
+    toks = tokenize(tokenizer, "the cat watched the dog", 64)
+    raw = tokenizer.encode("the cat watched the dog").tokens
+    assert any(p.startswith("Ġ") for p in raw) and not any("Ġ" in t for t in toks.tokens)
+    assert toks.ids == tuple(tokenizer.encode("the cat watched the dog").ids)

@@ -11,6 +11,7 @@ pieces (BERT's ``##ing``) and special tokens (``<s>``, ``<|endoftext|>``) stay a
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
@@ -100,3 +101,20 @@ def token_style(tokenizer_json: Mapping) -> str:
     if "Metaspace" in kinds or "▁" in str(tokenizer_json.get("decoder")):
         return "metaspace"
     return "plain"
+
+
+def _component(part) -> object:
+    try:
+        return json.loads(part.__getstate__()) if part is not None else None
+    except (AttributeError, TypeError, ValueError):
+        return None
+
+
+def tokenizer_style(tokenizer) -> str:
+    """The marking style of a loaded ``tokenizers.Tokenizer`` (its decoder and
+    pre-tokenizer, read without serialising the whole vocabulary)."""
+    parts = {
+        "decoder": _component(getattr(tokenizer, "decoder", None)),
+        "pre_tokenizer": _component(getattr(tokenizer, "pre_tokenizer", None)),
+    }
+    return token_style(parts)

@@ -1,4 +1,5 @@
-"""The model's own tokenizer (``tokenizer.json``), with padding and truncation switched off."""
+"""The model's own tokenizer (``tokenizer.json``), with padding and truncation switched off;
+its pieces shown readably (``Ġcat`` and ``▁cat`` as ``cat``: :mod:`.token_labels`)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from attention_explorer.models.errors import ModelError, require_extra
+from attention_explorer.models.token_labels import readable_tokens, tokenizer_style
 
 
 @dataclass(frozen=True)
@@ -48,4 +50,5 @@ def tokenize(tokenizer, text: str, max_positions: int) -> Tokens:
             f"the text is {count} tokens long, more than the model's {max_positions} positions; "
             "shorten it",
         )
-    return Tokens(tuple(encoding.tokens), tuple(encoding.ids), tuple(encoding.type_ids))
+    pieces = readable_tokens(encoding.tokens, tokenizer_style(tokenizer))  # Ġcat -> cat
+    return Tokens(pieces, tuple(encoding.ids), tuple(encoding.type_ids))
