@@ -58,7 +58,7 @@ class _PairCanvas(QWidget):
         self.names = ("q", "k", "q×k")  # the rows' names
         self.editable_rows: tuple[int, ...] = ()  # rows a drag may change (0: q, 1: k)
         self._drag: tuple[int, int, float, float] | None = None  # row, component, y0, value0
-        self.setMinimumHeight(2 * CELL_HEIGHT + BAR_HEIGHT + 8)
+        self.setMinimumHeight(CELL_HEIGHT + BAR_HEIGHT)
         self.setMinimumWidth(160)
         self.setMouseTracking(True)
 
@@ -80,9 +80,14 @@ class _PairCanvas(QWidget):
         """Where cell ``component`` of row 0 (q), 1 (k) or 2 (products) is drawn."""
         width = self._column_width()
         x = self._label_width() + component * width
-        top = (0, CELL_HEIGHT, 2 * CELL_HEIGHT + 4)[row]
-        height = BAR_HEIGHT if row == 2 else CELL_HEIGHT
-        return QRectF(x, top, width, height)
+        cell, bar = self._heights()
+        top = (0, cell, 2 * cell + 4)[row]
+        return QRectF(x, top, width, bar if row == 2 else cell)
+
+    def _heights(self) -> tuple[float, float]:
+        """(cell, bar) heights: the designed ones, shrunk alike when the view is short."""
+        share = min(1.0, self.height() / (2 * CELL_HEIGHT + BAR_HEIGHT + 6))
+        return CELL_HEIGHT * share, BAR_HEIGHT * share
 
     def paintEvent(self, _event) -> None:  # noqa: N802 - Qt API name
         """Draw the q and k cells, coloured by sign, and the product bars."""
@@ -125,7 +130,7 @@ class _PairCanvas(QWidget):
         painter.drawLine(QPointF(self._label_width(), zero), QPointF(self.width(), zero))
         for c, value in enumerate(products):
             rect = self.cell_rect(2, c)
-            half = (BAR_HEIGHT / 2 - 2) * (abs(value) / top if top > 0 else 0.0)
+            half = (rect.height() / 2 - 2) * (abs(value) / top if top > 0 else 0.0)
             top_y = zero - half if value > 0 else zero
             bar = QRectF(rect.left() + 2, top_y, rect.width() - 4, half)
             painter.fillRect(bar, QColor(214, 96, 77) if value < 0 else QColor(67, 147, 195))
