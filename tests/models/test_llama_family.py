@@ -223,7 +223,7 @@ def _rewrite_config(folder, **changes):
     ("family", "changes", "named"),
     [
         ("llama", {"rope_scaling": {"rope_type": "yarn", "factor": 4.0}}, "yarn"),
-        ("llama", {"pretraining_tp": 2}, "pretraining_tp"),
+        ("llama", {"rope_scaling": {"rope_type": "dynamic", "factor": 2.0}}, "dynamic"),
         ("llama", {"hidden_act": "relu2"}, "hidden_act"),
         ("qwen2", {"use_sliding_window": True}, "use_sliding_window"),
         ("qwen2", {"layer_types": ["sliding_attention", "full_attention"]}, "sliding_attention"),

@@ -43,11 +43,11 @@ LLAMA_SIZES = {
     "vocab": ("vocab_size", None),
 }
 
-#: Keys every Llama-like family accepts as they are (the numbers do not depend on them).
+#: Keys every Llama-like family checks. ``pretraining_tp`` and ``attention_dropout`` are not
+#: here: the first only splits a product into slices (the same sum; transformers 5 ignores
+#: it), the second acts in training only.
 LLAMA_ACCEPTED = {
     "tie_word_embeddings": (False, True),
-    "pretraining_tp": (1,),
-    "attention_dropout": (0.0, 0),
 }
 
 ARCHITECTURE = Architecture(
