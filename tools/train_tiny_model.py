@@ -51,37 +51,52 @@ UNK = "[UNK]"
 SEED = 1234
 SEQ_LEN = 48  # T: tokens per training sequence
 MIN_REPEAT, MAX_REPEAT = 4, 20  # L: the length of the run that repeats
-N_POSITIONS = 64
 
 
-def sample_batch(rng: np.random.Generator, batch: int, seq_len: int = SEQ_LEN):
-    """``batch`` sequences with a repeated run: ids [batch, T] and the loss mask [batch, T].
-
-    Each row: a random prefix of p words, a run of L words, the same run again, random words to
-    T. The prefix and the run are distinct words (so the earlier occurrence of the current word
-    is unique). ``mask[b, t]`` is True where ``ids[b, t + 1]`` is predictable by copying.
-    """
+def _row(rng: np.random.Generator, seq_len: int, copies: int, longest: int):
+    """One sequence's ids [T] and mask [T] (see :func:`sample_batch`)."""
     vocab = len(WORDS)
-    ids = rng.integers(0, vocab, size=(batch, seq_len))  # [B, T] random filler
-    mask = np.zeros((batch, seq_len), dtype=bool)  # [B, T]
-    for b in range(batch):
-        length = int(rng.integers(MIN_REPEAT, MAX_REPEAT + 1))
-        prefix = int(rng.integers(0, seq_len - 2 * length + 1))
-        first = rng.permutation(vocab)[: prefix + length]  # [p + L] distinct words
-        ids[b, : prefix + length] = first
-        ids[b, prefix + length : prefix + 2 * length] = first[prefix:]
-        mask[b, prefix + length : prefix + 2 * length - 1] = True
+    length = int(rng.integers(MIN_REPEAT, min(longest or MAX_REPEAT, seq_len // 2) + 1))
+    order = rng.permutation(vocab)  # [V]: the run first, then words that are not in it
+    run, others = order[:length], order[length:]
+    ids = rng.choice(others, size=seq_len)  # [T] filler, never a word of the run
+    mask = np.zeros(seq_len, dtype=bool)  # [T]
+    place = int(rng.integers(0, seq_len - 2 * length + 1))  # the random prefix
+    ids[:place] = rng.permutation(others)[:place]  # distinct words before the first run
+    for copy in range(copies):
+        ids[place : place + length] = run
+        if copy:
+            mask[place : place + length - 1] = True
+        room = seq_len - place - 2 * length  # words to spare if one more copy comes
+        if room < 0:
+            break
+        place += length + int(rng.integers(0, min(4, room) + 1))  # a random gap, 0..4 words
     return ids, mask
 
 
-def make_model(heads: int, layers: int, d_model: int):
+def sample_batch(
+    rng: np.random.Generator, batch: int, seq_len: int = SEQ_LEN, copies: int = 2, longest: int = 0
+):
+    """``batch`` sequences with a repeated run: ids [batch, T] and the loss mask [batch, T].
+
+    Each row: a random prefix of distinct words, a run of L distinct words (L random), then up
+    to ``copies - 1`` more copies of the run, each after a random gap (0..4 words), as many as
+    fit; the other words are never words of the run, so the earlier occurrences of a run word
+    are all followed by the same word. ``mask[b, t]`` is True where ``ids[b, t + 1]`` is
+    predictable by copying. The random prefix, length and gaps leave no fixed offset to copy.
+    """
+    rows = [_row(rng, seq_len, copies, longest) for _ in range(batch)]
+    return np.stack([r[0] for r in rows]), np.stack([r[1] for r in rows])  # [B, T] each
+
+
+def make_model(heads: int, layers: int, d_model: int, positions: int, sinusoid: bool = False):
     """A fresh GPT-2 (torch) with its MLPs zeroed and frozen: attention only."""
     import torch
     from transformers import GPT2Config, GPT2LMHeadModel
 
     config = GPT2Config(
         vocab_size=len(WORDS) + 1,
-        n_positions=N_POSITIONS,
+        n_positions=positions,
         n_embd=d_model,
         n_layer=layers,
         n_head=heads,
@@ -95,6 +110,10 @@ def make_model(heads: int, layers: int, d_model: int):
     )
     model = GPT2LMHeadModel(config)
     with torch.no_grad():
+        if sinusoid:
+            model.transformer.wpe.weight.copy_(
+                torch.from_numpy(sinusoid_positions(positions, d_model))
+            )
         for block in model.transformer.h:
             for p in (*block.mlp.parameters(), *block.ln_2.parameters()):
                 p.requires_grad_(False)
@@ -103,15 +122,64 @@ def make_model(heads: int, layers: int, d_model: int):
     return model
 
 
-def accuracy(model, rng: np.random.Generator, batch: int = 256) -> float:
-    """Share of the predictable positions whose argmax is the copied word (fresh sequences)."""
+def sinusoid_positions(positions: int, d_model: int, std: float = 0.02) -> np.ndarray:
+    """Sinusoidal position vectors [positions, d_model] (Vaswani et al.), each entry of std
+    ``std`` like GPT-2's own initialisation: only the starting point of the learned ``wpe``.
+
+    An offset is a rotation of each sine-cosine pair, so "the position just before me" is one
+    linear map for every position, and layer 0 finds its previous-token head early.
+    """
+    pos = np.arange(positions)[:, None]  # [P, 1]
+    freq = 1.0 / 10000 ** (np.arange(0, d_model, 2) / d_model)  # [d / 2]
+    table = np.zeros((positions, d_model), dtype=np.float32)  # [P, d]
+    table[:, 0::2] = np.sin(pos * freq)
+    table[:, 1::2] = np.cos(pos * freq)
+    return table * np.float32(std * np.sqrt(2))
+
+
+def accuracy(model, rng: np.random.Generator, batch: int = 256, longest: int = 0) -> float:
+    """Share of the predictable positions whose argmax is the copied word (fresh sequences,
+    one repeat, as long as the model's positions)."""
     import torch
 
-    ids, mask = sample_batch(rng, batch)
+    ids, mask = sample_batch(rng, batch, model.config.n_positions, 2, longest)
     with torch.no_grad():
         logits = model(torch.from_numpy(ids)).logits  # [B, T, V]
     predicted = logits.argmax(-1).numpy()[:, :-1]  # [B, T - 1]
     return float((predicted == ids[:, 1:])[mask[:, :-1]].mean())
+
+
+def fast_logits(model, ids, rows=None):
+    """The model's logits [B, T, V] (or [N, V] at ``rows``, a boolean [B, T]) computed
+    directly from its parameters: the same GPT-2 arithmetic as ``model(ids)`` without the
+    MLPs (zero and frozen: they add exactly 0) and without transformers' per-call overhead.
+    ``check_fast_logits`` compares the two after training."""
+    import torch
+    import torch.nn.functional as F
+
+    t, cfg = model.transformer, model.config
+    d, heads = cfg.n_embd, cfg.n_head
+    b, n = ids.shape
+    h = t.wte.weight[ids] + t.wpe.weight[:n]  # [B, T, d]
+    for block in t.h:
+        x = F.layer_norm(h, (d,), block.ln_1.weight, block.ln_1.bias, cfg.layer_norm_epsilon)
+        qkv = torch.addmm(block.attn.c_attn.bias, x.reshape(b * n, d), block.attn.c_attn.weight)
+        q, k, v = qkv.reshape(b, n, 3, heads, d // heads).permute(2, 0, 3, 1, 4)  # [B, H, T, dh]
+        z = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # [B, H, T, dh]
+        z = z.transpose(1, 2).reshape(b * n, d)  # [B * T, d]: the heads' concat
+        h = h + torch.addmm(block.attn.c_proj.bias, z, block.attn.c_proj.weight).reshape(b, n, d)
+    h = h if rows is None else h[rows]
+    h = F.layer_norm(h, (d,), t.ln_f.weight, t.ln_f.bias, cfg.layer_norm_epsilon)
+    return h @ t.wte.weight.T  # [B, T, V] or [N, V]
+
+
+def check_fast_logits(model, rng: np.random.Generator) -> float:
+    """The largest difference between ``fast_logits`` and transformers' own forward."""
+    import torch
+
+    ids = torch.from_numpy(sample_batch(rng, 8, model.config.n_positions)[0])
+    with torch.no_grad():
+        return float((fast_logits(model, ids) - model(ids).logits).abs().max())
 
 
 def lr_at(step: int, steps: int, peak: float, warmup: int) -> float:
@@ -130,7 +198,7 @@ def train(args) -> tuple[object, list[tuple[int, float, float]], float]:
     torch.set_num_threads(args.threads)
     rng = np.random.default_rng(args.seed)
     eval_rng = np.random.default_rng(args.seed + 1)
-    model = make_model(args.heads, args.layers, args.d_model)
+    model = make_model(args.heads, args.layers, args.d_model, args.seq_len, args.sinusoid)
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=args.lr, weight_decay=0.01, betas=(0.9, 0.98))
     log, running, start = [], [], time.perf_counter()
@@ -138,14 +206,12 @@ def train(args) -> tuple[object, list[tuple[int, float, float]], float]:
     for step in range(args.steps):
         for group in opt.param_groups:
             group["lr"] = lr_at(step, args.steps, args.lr, args.warmup)
-        ids, mask = sample_batch(rng, args.batch)
+        ids, mask = sample_batch(rng, args.batch, args.seq_len, args.copies, args.longest)
         ids_t = torch.from_numpy(ids)
-        logits = model(ids_t).logits[:, :-1]  # [B, T - 1, V]
-        losses = torch.nn.functional.cross_entropy(
-            logits.reshape(-1, logits.shape[-1]), ids_t[:, 1:].reshape(-1), reduction="none"
-        )  # [B * (T - 1)]
-        m = torch.from_numpy(mask[:, :-1].reshape(-1))
-        loss = losses[m].mean()
+        rows = torch.from_numpy(mask)  # [B, T]: predict ids[:, t + 1] where True
+        logits = fast_logits(model, ids_t, rows)  # [N, V]
+        targets = torch.roll(ids_t, -1, dims=1)[rows]  # [N]
+        loss = torch.nn.functional.cross_entropy(logits, targets)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
@@ -153,7 +219,7 @@ def train(args) -> tuple[object, list[tuple[int, float, float]], float]:
         running.append(loss.item())
         if (step + 1) % args.log_every == 0 or step + 1 == args.steps:
             model.eval()
-            row = (step + 1, float(np.mean(running)), accuracy(model, eval_rng))
+            row = (step + 1, float(np.mean(running)), accuracy(model, eval_rng, 256, args.longest))
             model.train()
             log.append(row)
             running = []
@@ -196,13 +262,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--heads", type=int, default=1)
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--d-model", type=int, default=64)
+    parser.add_argument("--seq-len", type=int, default=SEQ_LEN)
+    parser.add_argument("--longest", type=int, default=MAX_REPEAT)
+    parser.add_argument("--sinusoid", action="store_true")
+    parser.add_argument("--copies", type=int, default=2)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--log-every", type=int, default=250)
     args = parser.parse_args(argv)
     model, log, seconds = train(args)
     model.eval()
     save(model, args.out)
-    final = accuracy(model, np.random.default_rng(args.seed + 2), batch=512)
+    final = accuracy(model, np.random.default_rng(args.seed + 2), 512, args.longest)
     size = sum(f.stat().st_size for f in args.out.iterdir())
     print(f"trained {args.steps} steps in {seconds:.0f} s; held-out copy accuracy {final:.3f}")
     print(f"wrote {args.out} ({size / 1024:.0f} KiB)")
