@@ -36,12 +36,15 @@ times on a shared 2-core machine):
     1      1e-2  6       sinusoid   1234  10000   0.42      0.09     0.02          ~800 s
     2      1e-2  6       sinusoid   1234  8000    0.94      0.10/.15 0.06/.04      627 s
     2      1e-2  6       sinusoid   7     6000    0.97      0.13/.07 0.02/.02      421 s
+    2      1e-2  6       random     1234  3250*   0.95      0.07/.10 0.09/.05      -
+    2      1e-2  6       random     7     3250*   0.92      0.09/.13 0.05/.06      -
 
 The 2-head runs jump from the plateau (loss 2.6 -> 0.5 between steps 2000 and 3000) to copying
 well, but NOT through Olsson's circuit: layer 0's heads look back 2 and 3 words, and layer 1
 attends to the word two (or three) after the earlier occurrence, whose layer-0 output says
 which word followed it. The induction score (weight on the word right after) stays near 0.03,
-so no checkpoint is shipped yet. One head per layer leaves only the textbook circuit, but it
+so no checkpoint is shipped yet (* stopped early: the same shortcut, with or without the
+sinusoidal start). One head per layer leaves only the textbook circuit, but it
 had not left the plateau after 10,000 steps.
 """
 
