@@ -27,7 +27,7 @@ computed by ``fast_logits`` over the model's own parameters (checked against tra
 forward after training: difference 0.0).
 
 Runs so far (T = 32, d_model 64, batch 64, 2 layers; copy accuracy on fresh single repeats;
-times on a shared 2-core machine):
+times on a shared 2-core machine; rows 1-3 used one repeat and no gaps):
 
     heads  lr    copies  wpe start  seed  steps   accuracy  L0 prev  L1 induction  time
     1      1e-3  2       random     1234  4000    0.14      0.04     0.02          248 s (T=48)
