@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from attention_explorer import bench_gui, bench_gui_window
+from attention_explorer.diagnostics import bench_gui, bench_gui_window
 
 
 def _table(lines: list[str], header: tuple[str, ...]) -> list[list[str]]:

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from attention_explorer import bench
+from attention_explorer.diagnostics import bench
 from attention_explorer.engine import compute
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QWidget
 
-from attention_explorer.bench_gui_window import _PaintWatch
+from attention_explorer.diagnostics.bench_gui_window import _PaintWatch
 
 
 def test_done_needs_each_watched_viewport_not_just_as_many_paints(qapp):

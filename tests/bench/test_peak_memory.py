@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from attention_explorer import bench_gui
+from attention_explorer.diagnostics import bench_gui
 
 
 def test_a_freed_transient_peak_does_not_count_after_a_reset():

@@ -11,7 +11,8 @@ import sys
 
 import pytest
 
-from attention_explorer import __version__, self_test
+from attention_explorer import __version__
+from attention_explorer.diagnostics import self_test
 
 CHECK_NAMES = [name for name, _ in self_test.CHECKS]
 

@@ -97,7 +97,7 @@ def test_a_view_whose_stage_did_not_change_keeps_its_frame(qtbot):
 def test_hover_at_4096_tokens_reads_the_exact_full_resolution_cell(qtbot):
     """The view draws 512×512 block maxima, yet the tooltip of any cell is that cell's own
     weight, computed from the full-resolution stage (the row blocks keep it exact)."""
-    from attention_explorer.bench_gui_window import make_session
+    from attention_explorer.diagnostics.bench_gui_window import make_session
     from attention_explorer.numbers import format_number
     from attention_explorer.run import compute_session
     from attention_explorer.ui.live_trace import HEAD_LIMITED_STAGES

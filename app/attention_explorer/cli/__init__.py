@@ -36,7 +36,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run_reporting_errors(args.command, lambda: _command(args.command)(args))
     args = build_gui_parser().parse_args(argv)
     if args.self_test:
-        from attention_explorer.self_test import run_self_test
+        from attention_explorer.diagnostics.self_test import run_self_test
 
         return run_self_test()
     if args.session and not _names_a_file(args.session):

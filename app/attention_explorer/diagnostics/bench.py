@@ -1,6 +1,6 @@
 """Benchmark: the engine against a hand-written reference that computes the same stages.
 
-Run ``python -m attention_explorer.bench`` (all sizes), ``--quick`` (a tiny run) or
+Run ``python -m attention_explorer.diagnostics.bench`` (all sizes), ``--quick`` (a tiny run) or
 ``--sizes 4,16`` (choose n). For each n (h = 8 heads; d_model = 64 below n = 256, 512 from
 n = 256; causal mask; float32) it times :func:`attention_explorer.engine.compute` on numpy,
 torch cpu and (when present) torch cuda, next to a reference written directly in numpy or
@@ -330,7 +330,7 @@ def format_table(rows: Sequence[tuple[str, ...]]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark and print the table; returns 0."""
-    parser = argparse.ArgumentParser(prog="python -m attention_explorer.bench")
+    parser = argparse.ArgumentParser(prog="python -m attention_explorer.diagnostics.bench")
     parser.add_argument("--quick", action="store_true", help="n = 4, 16, three repeats")
     parser.add_argument("--sizes", help="comma-separated n values, e.g. 4,16")
     parser.add_argument("--no-memory", action="store_true", help="skip the peak-memory runs")
@@ -341,8 +341,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sizes = (4, 16) if args.quick else DEFAULT_SIZES
     backends = backends_to_run()
     print(
-        f"attention_explorer.bench: h={HEADS}, causal, float32; d_model 64 below n=256, "
-        f"512 from n=256; backends: {', '.join(b.label for b in backends)}"
+        f"attention_explorer.diagnostics.bench: h={HEADS}, causal, float32; "
+        f"d_model 64 below n=256, 512 from n=256; backends: {', '.join(b.label for b in backends)}"
     )
     print(
         "times: median ms; ratio = engine/reference (goal <= 1.2); MiB: peak traced memory "

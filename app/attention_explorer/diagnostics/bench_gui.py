@@ -1,10 +1,10 @@
 """Benchmark: how long the real window takes from one cell edit to repainted stage views.
 
-Run ``python -m attention_explorer.bench_gui`` (a few minutes on 2 cores), ``--quick`` (tiny
-sizes, few edits) or ``--sweep 64,256`` (choose the sweep's n). Qt runs offscreen: when
-``QT_QPA_PLATFORM`` is unset it becomes ``offscreen`` with a 1920x1080 virtual screen, so
-the window lays itself out as on a desktop monitor (1560x980, two or three heatmaps per
-row); a platform set by the caller is kept, and the header line prints the window size.
+Run ``python -m attention_explorer.diagnostics.bench_gui`` (a few minutes on 2 cores),
+``--quick`` (tiny sizes, few edits) or ``--sweep 64,256`` (choose the sweep's n). Qt runs
+offscreen: when ``QT_QPA_PLATFORM`` is unset it becomes ``offscreen`` with a 1920x1080 virtual
+screen, so the window lays itself out as on a desktop monitor (1560x980, two or three heatmaps
+per row); a platform set by the caller is kept, and the header line prints the window size.
 
 What one edit is: the window is the real :class:`~attention_explorer.ui.main_window.MainWindow`
 on a projection-mode session of n tokens, h heads and d_model (built with the same resize
@@ -69,12 +69,12 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from attention_explorer.bench_gui_window import (
+from attention_explorer.calibration import calibration_line
+from attention_explorer.diagnostics.bench_gui_window import (
     EditTiming,
     WindowBench,
     application,
 )
-from attention_explorer.calibration import calibration_line
 
 #: (n, h, d_model) of the latency table; the smallest mirrors the starter session's widths.
 LATENCY_CASES = ((8, 2, 8), (64, 8, 64), (512, 8, 64))
@@ -234,7 +234,7 @@ def _progress(text: str) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark and print both tables; returns 0."""
-    parser = argparse.ArgumentParser(prog="python -m attention_explorer.bench_gui")
+    parser = argparse.ArgumentParser(prog="python -m attention_explorer.diagnostics.bench_gui")
     parser.add_argument("--quick", action="store_true", help="tiny sizes, three edits each")
     parser.add_argument("--sweep", help="comma-separated n values of the sweep, e.g. 64,256")
     args = parser.parse_args(argv)
@@ -250,7 +250,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     size, shown = probe.window.size(), len(probe.watched)
     probe.close()
     print(
-        f"attention_explorer.bench_gui: platform {app.platformName()}, window "
+        f"attention_explorer.diagnostics.bench_gui: platform {app.platformName()}, window "
         f"{size.width()}x{size.height()}, {shown} views watched; edit = X[0, 0] via the "
         f"editor's model; projection mode, causal, numpy float32"
     )

@@ -1,5 +1,6 @@
-"""The window under test for :mod:`attention_explorer.bench_gui`: a real MainWindow, offscreen,
-one timed cell edit at a time, and the engine alone on the same session for comparison.
+"""The window under test for :mod:`attention_explorer.diagnostics.bench_gui`: a real MainWindow,
+offscreen, one timed cell edit at a time, and the engine alone on the same session for
+comparison.
 
 See bench_gui's docstring for what one edit is and what "repainted" means.
 """
