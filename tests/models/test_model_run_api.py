@@ -154,3 +154,13 @@ def test_bundled_models_are_found_by_id(tmp_path, monkeypatch, gpt2_folder):
     entry = next(e for e in ae.models() if e.id == "tiny-test")
     assert entry.where == "bundled" and entry.family == "gpt2"
     assert source.resolve_model("tiny-test") == tmp_path / "models" / "tiny-test"
+
+
+def test_predicted_tokens_read_as_the_token_strip_shows_them(gpt2_folder):
+    run = model_run(gpt2_folder, "the cat watched the dog", dtype="float64")
+    top = run.top_tokens(k=len(run.model.tokenizer.get_vocab()))
+    shown = {name for name, _, _ in top}
+    assert not any(name.startswith("Ġ") for name in shown)  # byte-level marks are decoded
+    assert set(run.tokens) <= shown | {""}
+    cat = run.tokens[1]  # "cat", read from the piece "Ġcat"
+    assert run.token_id(cat) == run.ids[1]

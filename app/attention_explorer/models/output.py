@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from attention_explorer.models.errors import ModelError
+from attention_explorer.models.token_labels import readable_token, tokenizer_style
 
 
 def log_softmax(logits: np.ndarray) -> np.ndarray:
@@ -47,10 +48,13 @@ class RunOutputs:
         """The ``k`` most probable tokens at ``position``: (token, id, probability) triples."""
         lp = self.log_probs(position)
         best = np.argsort(-lp, kind="stable")[:k]
+        return [(self.token_text(int(i)), int(i), float(np.exp(lp[i]))) for i in best]
+
+    def token_text(self, token_id: int) -> str:
+        """Token ``token_id`` as the token strip shows it (``Ġcat`` reads ``cat``)."""
         tok = self.model.tokenizer
-        return [
-            (tok.id_to_token(int(i)) or str(int(i)), int(i), float(np.exp(lp[i]))) for i in best
-        ]
+        piece = tok.id_to_token(int(token_id))
+        return str(int(token_id)) if piece is None else readable_token(piece, tokenizer_style(tok))
 
     def next_token_log_probs(self) -> np.ndarray:
         """``[n - 1]``: each actual next token's log-probability given the text before it."""
@@ -70,4 +74,8 @@ class RunOutputs:
                 return int(token)
         elif isinstance(token, str) and self.model.tokenizer.token_to_id(token) is not None:
             return int(self.model.tokenizer.token_to_id(token))
+        elif isinstance(token, str):  # as shown (``cat`` for GPT-2's ``Ġcat``): one token
+            ids = self.model.tokenizer.encode(" " + token, add_special_tokens=False).ids
+            if len(ids) == 1 and self.token_text(ids[0]) == token.strip():
+                return int(ids[0])
         raise ModelError("token", f"{token!r} is not a token of {self.model.name}'s vocabulary")

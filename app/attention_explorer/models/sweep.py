@@ -61,7 +61,7 @@ def _log_prob_measure(base: ModelRun, target, position):
         following = base.model.weights.causal and pos + 1 < n
         target = base.ids[pos + 1] if following else int(np.argmax(base.logits[pos]))
     tid = base.token_id(target)
-    name = base.model.tokenizer.id_to_token(tid) or str(tid)
+    name = base.token_text(tid)
     label = f"log-probability of “{name}” at position {pos} (after “{base.tokens[pos]}”)"
     return (lambda run: float(run.log_probs(pos)[tid])), label
 

@@ -55,7 +55,6 @@ def build() -> SessionData:
             "and the answer changes.",
             "focus": {"query": "it", "key": "cat"},
             "model": {"name": MODEL, "text": TEXT, "layer": LAYER},
-            "source": "issue 12, worked example (item 5)",
         },
     )
 
