@@ -1,9 +1,10 @@
 """Find the model a saved model session names, offline, and rebuild the layer it was saved from.
 
-Where it looks, in order: the saved ``folder``; then the models available offline
-(:func:`attention_explorer.models.available.models`: bundled, installed packages, the Hugging
-Face cache) whose id is the saved ``id``. Never the network. The first one whose fingerprint
-matches is used. Saving computes the model's layer once to find what the learner changed.
+Where it looks, in order: the saved ``folder``; the ``id`` when it is a folder; then the
+models available offline (:func:`attention_explorer.models.available.models`: bundled,
+installed packages, the Hugging Face cache) whose id is the saved ``id``. Never the network.
+The first one whose fingerprint matches is used. Saving computes the model's layer once, to
+find what the learner changed.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ from attention_explorer.session.model_reference import fingerprint
 def _candidates(model_id: str, folder: str | None) -> list[Path]:
     """Model folders that may hold the model: the saved folder, then offline models by id."""
     found = []
-    if folder and is_model_folder(Path(folder)):
-        found.append(Path(folder))
+    for given in (folder, model_id):  # an id may itself be a folder (ae.models() lists them so)
+        if given and is_model_folder(Path(given).expanduser()):
+            found.append(Path(given).expanduser())
     wanted = model_id.strip().lower()
     for entry in models():
         if entry.supported and entry.id.lower() == wanted and entry.path not in found:

@@ -8,7 +8,8 @@ layer with :func:`~attention_explorer.models.api.from_model` and applies the cha
 result is equal to the bit to the session that was saved.
 
 The fingerprint is cheap: SHA-256 of config.json, tokenizer.json, each safetensors file's
-size and its header (names, dtypes, shapes and offsets of every tensor), not of the weights.
+size, its header (names, dtypes, shapes and offsets of every tensor) and 16 samples of 4 kB
+spread over it (so a retrained checkpoint of the same shapes is caught), not of all weights.
 
 A changed fingerprint is refused (one line saying the checkpoint changed): the saved cells
 were differences from numbers that are no longer there, so applying them would not give the
@@ -32,6 +33,8 @@ from attention_explorer.session.errors import SessionFileError
 
 #: A safetensors header larger than this is not read (real ones are well under 1 MB).
 MAX_HEADER_BYTES = 100 * 1024 * 1024
+#: The fingerprint also reads this many samples of this many bytes spread over each file.
+SAMPLES, SAMPLE_BYTES = 16, 4096
 #: Above this share of changed cells, the whole array is saved instead of a cell list.
 WHOLE_ARRAY_SHARE = 0.25
 
@@ -45,8 +48,10 @@ def _safetensors_files(folder: Path) -> list[Path]:
     return [folder / "model.safetensors"]
 
 
-def _header(path: Path) -> bytes:
-    """The safetensors header of ``path``: its 8-byte length, then the JSON it announces."""
+def _header_and_samples(path: Path) -> bytes:
+    """The safetensors header of ``path`` (its 8-byte length, then the JSON it announces) and
+    :data:`SAMPLES` evenly spread slices of the file (a retrained checkpoint differs there)."""
+    size = path.stat().st_size
     with path.open("rb") as handle:
         head = handle.read(8)
         if len(head) != 8:
@@ -54,13 +59,18 @@ def _header(path: Path) -> bytes:
         (length,) = struct.unpack("<Q", head)
         if length > MAX_HEADER_BYTES:
             raise ValueError(f"{path.name} announces a {length}-byte header")
-        return head + handle.read(length)
+        parts = [head, handle.read(length)]
+        for k in range(SAMPLES):
+            handle.seek(k * size // SAMPLES)
+            parts.append(handle.read(SAMPLE_BYTES))
+    return b"".join(parts)
 
 
 def fingerprint(folder: str | os.PathLike) -> str:
-    """``sha256:<hex>`` of a model folder's config, tokenizer and safetensors headers and sizes.
+    """``sha256:<hex>`` of a model folder's config, tokenizer, safetensors sizes and headers,
+    and 16 samples of 4 kB spread over each safetensors file.
 
-    Reads config.json, tokenizer.json and a few kB per safetensors file (never the weights).
+    Reads config.json, tokenizer.json and under 100 kB per safetensors file (never all weights).
     Raises OSError or ValueError when the folder cannot be read.
     """
     folder = Path(folder)
@@ -69,7 +79,7 @@ def fingerprint(folder: str | os.PathLike) -> str:
         digest.update(name.encode() + b"\0" + (folder / name).read_bytes())
     for path in _safetensors_files(folder):
         digest.update(f"{path.name}\0{path.stat().st_size}\0".encode())
-        digest.update(_header(path))
+        digest.update(_header_and_samples(path))
     return "sha256:" + digest.hexdigest()
 
 
