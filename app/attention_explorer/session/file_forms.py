@@ -19,6 +19,7 @@ from attention_explorer.session.binary_arrays import decode_array, encode_array
 from attention_explorer.session.document import SessionData
 from attention_explorer.session.errors import SessionFileError
 from attention_explorer.session.model_reference import apply_reference, origin_of, reference_dict
+from attention_explorer.session.schema import binary_arrays
 
 JSON, REFERENCE, STANDALONE = "json", "reference", "standalone"
 
@@ -66,7 +67,7 @@ def extra_arrays(file, json_arrays: dict[str, np.ndarray]) -> dict[str, np.ndarr
         base = rebuild(ref.id, ref.folder or None, ref.fingerprint, ref.text, ref.layer)
         arrays = apply_reference(base.inputs, ref)
     if file.arrays is not UNSET:
-        for name, blob in file.arrays.items():
+        for name, blob in binary_arrays(file.arrays).items():
             if name in arrays:
                 raise SessionFileError(f"arrays.{name}", f"{name} is also given elsewhere")
             arrays[name] = decode_array(f"arrays.{name}", blob.dtype, blob.shape, blob.data)

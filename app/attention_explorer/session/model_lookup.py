@@ -23,7 +23,7 @@ def _candidates(model_id: str, folder: str | None) -> list[Path]:
     """Model folders that may hold the model: the saved folder, then offline models by id."""
     found = []
     for given in (folder, model_id):  # an id may itself be a folder (ae.models() lists them so)
-        if given and is_model_folder(Path(given).expanduser()):
+        if given and given.strip() and is_model_folder(Path(given).expanduser()):
             found.append(Path(given).expanduser())
     wanted = model_id.strip().lower()
     for entry in models():

@@ -30,6 +30,7 @@ from attention_explorer.engine import AttentionInputs
 from attention_explorer.session.binary_arrays import decode_array, encode_array
 from attention_explorer.session.document import SessionData
 from attention_explorer.session.errors import SessionFileError
+from attention_explorer.session.schema import binary_arrays
 
 #: A safetensors header larger than this is not read (real ones are well under 1 MB).
 MAX_HEADER_BYTES = 100 * 1024 * 1024
@@ -135,7 +136,7 @@ def apply_reference(base: AttentionInputs, ref, where: str = "model") -> dict[st
     arrays = {k: np.array(v, dtype=np.float64) for k, v in base.arrays().items()}  # copies
     for name in ref.removed:
         arrays.pop(name, None)
-    for name, blob in ref.arrays.items():
+    for name, blob in binary_arrays(ref.arrays).items():
         arrays[name] = decode_array(f"{where}.arrays.{name}", blob.dtype, blob.shape, blob.data)
     for k, (name, row, col, value) in enumerate(ref.changes):
         array = arrays.get(name)

@@ -152,9 +152,8 @@ class Experiment(_Strict):
     try_: ConfigFields | UnsetType = msgspec.field(default=UNSET, name="try")
 
 
-ArrayName = Literal[
-    "Q", "K", "V", "X", "X_kv", "W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O"
-]
+ARRAY_NAMES = ("Q", "K", "V", "X", "X_kv", "W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O")
+ArrayName = Literal[ARRAY_NAMES]
 Dimension = Annotated[int, Meta(ge=1, le=10**7)]
 CellIndex = Annotated[int, Meta(ge=0, le=10**7)]
 
@@ -166,6 +165,21 @@ class BinaryArray(_Strict):
     dtype: Literal["<f4", "<f8"]
     shape: Annotated[list[Dimension], Meta(min_length=1, max_length=3)]
     data: str
+
+
+BinaryInputs = msgspec.defstruct(
+    "BinaryInputs",
+    [(name, BinaryArray | UnsetType, UNSET) for name in ARRAY_NAMES],
+    bases=(_Strict,),
+    module=__name__,
+)
+BinaryInputs.__doc__ = "Input matrices in binary form, by name (each one optional)."
+
+
+def binary_arrays(inputs) -> dict:
+    """The arrays a :data:`BinaryInputs` object gives, by name (BinaryArray values)."""
+    found = {name: getattr(inputs, name) for name in ARRAY_NAMES}
+    return {name: value for name, value in found.items() if value is not UNSET}
 
 
 #: One changed cell: (array, row, column, value); a vector's cells have row 0.
@@ -189,7 +203,7 @@ class ModelReference(_Strict):
     changes: Annotated[list[CellChange], Meta(max_length=10**7)] = msgspec.field(
         default_factory=list
     )
-    arrays: dict[ArrayName, BinaryArray] = msgspec.field(default_factory=dict)
+    arrays: BinaryInputs = msgspec.field(default_factory=BinaryInputs)
     removed: Annotated[list[ArrayName], Meta(max_length=13)] = msgspec.field(default_factory=list)
 
 
@@ -214,7 +228,7 @@ class SessionFile(_Strict):
     notes: Annotated[list[Note], Meta(max_length=1_000)] = msgspec.field(default_factory=list)
     experiment: Experiment = msgspec.field(default_factory=Experiment)
     #: Standalone files: the input matrices in binary form (``inputs`` then holds only mode).
-    arrays: dict[ArrayName, BinaryArray] | UnsetType = UNSET
+    arrays: BinaryInputs | UnsetType = UNSET
     #: Model sessions: the model to rebuild from, and the learner's changes.
     model: ModelReference | UnsetType = UNSET
 
@@ -233,8 +247,9 @@ OBJECT_AT = {
     "experiment.focus": Focus,
     "experiment.model": ModelOrigin,
     "model": ModelReference,
-    "model.arrays": BinaryArray,
-    "arrays": BinaryArray,
+    "model.arrays": BinaryInputs,
+    "arrays": BinaryInputs,
+    **{f"{at}.{name}": BinaryArray for at in ("arrays", "model.arrays") for name in ARRAY_NAMES},
 }
 
 
