@@ -11,6 +11,10 @@ Format (version 1; declared once in :mod:`session.schema`, published as a JSON S
      "notes": [{"title": "...", "text": "..."}],
      "experiment": {"question": "...", "expect": "...", "try": {"heads": 3}}}
 
+Two more forms (:mod:`session.file_forms`): a model session is saved as ``"model": {...}``
+(the model, text, layer, fingerprint and changed cells; ``inputs`` holds only the mode), and
+a standalone file as ``"arrays": {"X": {"dtype": "<f8", "shape": [n, d], "data": base64}}``.
+
 d_model, d_k and d_v may be left out: they are read from the matrices' shapes (and checked
 against them when given). Every failure raises :class:`SessionFileError`, one line naming the
 JSON path. Loading never uses pickle or eval, costs O(size of the file) and checks the size
