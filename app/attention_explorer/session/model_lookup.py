@@ -55,7 +55,7 @@ def find_model(model_id: str, folder: str | None, expected: str) -> Path:
         )
     where = f"the folder {folder}, " if folder else ""
     raise SessionFileError(
-        "model",
+        "model.id",
         f"the model {model_id!r} is not on this computer: looked in {where}the bundled models, "
         f"installed model packages and the Hugging Face cache ({hub_cache_root()}); "
         "install it or put its folder back",
