@@ -40,12 +40,16 @@ def load(path: str | os.PathLike) -> SessionData:
     return load_session(check.path("ae.load", path))
 
 
-def save(session, path: str | os.PathLike) -> Path:
-    """Write ``session`` (SessionData or Session) to ``path`` as a session file; return the path."""
+def save(session, path: str | os.PathLike, standalone: bool = False) -> Path:
+    """Write ``session`` (SessionData or Session) to ``path`` as a session file; return the path.
+
+    A session from a real model is saved as a reference to the model plus the cells changed
+    (small, needs the model to open); ``standalone=True`` embeds every number in binary form.
+    """
     from attention_explorer.session.file_format import save_session
 
     data = check.session_data("ae.save", session)
-    return save_session(check.path("ae.save", path), data)
+    return save_session(check.path("ae.save", path), data, standalone=bool(standalone))
 
 
 def examples() -> list[ExampleInfo]:

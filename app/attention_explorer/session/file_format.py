@@ -11,6 +11,10 @@ Format (version 1; declared once in :mod:`session.schema`, published as a JSON S
      "notes": [{"title": "...", "text": "..."}],
      "experiment": {"question": "...", "expect": "...", "try": {"heads": 3}}}
 
+Two more forms (:mod:`session.file_forms`): a model session is saved as ``"model": {...}``
+(the model, text, layer, fingerprint and changed cells; ``inputs`` holds only the mode), and
+a standalone file as ``"arrays": {"X": {"dtype": "<f8", "shape": [n, d], "data": base64}}``.
+
 d_model, d_k and d_v may be left out: they are read from the matrices' shapes (and checked
 against them when given). Every failure raises :class:`SessionFileError`, one line naming the
 JSON path. Loading never uses pickle or eval, costs O(size of the file) and checks the size
@@ -33,6 +37,7 @@ from attention_explorer.engine.budget import check_budget
 from attention_explorer.engine.inputs import resolve_config, validate_inputs
 from attention_explorer.session.document import SessionData
 from attention_explorer.session.errors import SessionFileError, path_of
+from attention_explorer.session.file_forms import extra_arrays, file_dict
 from attention_explorer.session.matrices import decode_matrix
 from attention_explorer.session.reading import MAX_FILE_BYTES, json_bytes, read_file_bytes
 from attention_explorer.session.schema import (
@@ -155,6 +160,16 @@ def _infer_projection_sizes(values: dict[str, Any], arrays: dict) -> None:
             values["d_v"] = W_V.shape[1] // kv
 
 
+def _shaped(arrays: dict, mode: str, allowed: tuple[str, ...]) -> dict:
+    """``arrays`` checked against the mode, a single direct-mode head given its heads level."""
+    for key, array in arrays.items():
+        if key not in allowed:
+            raise SessionFileError(key, f"not used in {mode} mode; expected {', '.join(allowed)}")
+        if mode == "direct" and key in ("Q", "K", "V") and array.ndim == 2:
+            arrays[key] = array[None]  # a single head may be written as tokens x d  # [1, n, d]
+    return arrays
+
+
 def _build(file: SessionFile) -> SessionData:
     """SessionData from a decoded file: matrices, settings, then shapes, tokens and budget."""
     mode = file.inputs.mode
@@ -171,10 +186,8 @@ def _build(file: SessionFile) -> SessionData:
             raise SessionFileError(
                 f"inputs.{key}", f"not used in {mode} mode; expected {', '.join(allowed)}"
             )
-        array = decode_matrix(key, getattr(file.inputs, key))
-        if mode == "direct" and key in ("Q", "K", "V") and array.ndim == 2:
-            array = array[None]  # a single head may be written as tokens x d  # [1, n, d]
-        arrays[key] = array
+        arrays[key] = decode_matrix(key, getattr(file.inputs, key))
+    arrays = _shaped(extra_arrays(file, arrays), mode, allowed)
     tokens = tuple(file.tokens)
     kv_tokens = tuple(file.kv_tokens) if file.kv_tokens is not msgspec.UNSET else ()
     try:
@@ -265,9 +278,12 @@ def session_to_dict(session: SessionData) -> dict:
     return doc
 
 
-def dumps_session(session: SessionData) -> str:
-    """The session as JSON text, matrices one row per line for readable diffs."""
-    return json.dumps(session_to_dict(session), indent=1) + "\n"
+def dumps_session(session: SessionData, *, standalone: bool = False) -> str:
+    """The session as a file's JSON text: JSON numbers one row per line for readable diffs,
+    a model session by reference, or every matrix in binary form when ``standalone``
+    (:mod:`session.file_forms`)."""
+    doc, _form = file_dict(session_to_dict(session), session, standalone)
+    return json.dumps(doc, indent=1) + "\n"
 
 
 def _non_finite(session: SessionData) -> str | None:
@@ -281,7 +297,9 @@ def _non_finite(session: SessionData) -> str | None:
     return None
 
 
-def checked_session_bytes(session: SessionData, name: str = "the file") -> bytes:
+def checked_session_bytes(
+    session: SessionData, name: str = "the file", *, standalone: bool = False
+) -> bytes:
     """The bytes :func:`save_session` writes, checked by the same loader that will read them.
 
     Raises :class:`SessionFileError` ("not saved: ...") for a session the app would then refuse
@@ -290,7 +308,7 @@ def checked_session_bytes(session: SessionData, name: str = "the file") -> bytes
     problem = _non_finite(session)
     if problem:
         raise SessionFileError("", f"not saved: {problem}; session files hold finite numbers only")
-    text = dumps_session(session).encode("utf-8")
+    text = dumps_session(session, standalone=standalone).encode("utf-8")
     try:
         load_session_bytes(text, name)
     except SessionFileError as exc:
@@ -299,7 +317,11 @@ def checked_session_bytes(session: SessionData, name: str = "the file") -> bytes
 
 
 def save_session(
-    path: str | os.PathLike, session: SessionData, *, allow_read_only: bool = False
+    path: str | os.PathLike,
+    session: SessionData,
+    *,
+    allow_read_only: bool = False,
+    standalone: bool = False,
 ) -> Path:
     """Write ``session`` atomically (temporary file, then rename), keeping the file's mode.
 
@@ -307,7 +329,9 @@ def save_session(
     writes a file it would refuse to open. The output policy applies
     (:mod:`attention_explorer.output_policy`): a regular file or a new name, a symlink only when
     it is the user's and points to a regular file, a read-only file only with
-    ``allow_read_only``. Raises :class:`SessionFileError` (one line) on failure.
+    ``allow_read_only``. A model session is saved by reference to its model, anything else as
+    JSON numbers; ``standalone`` embeds every matrix in binary form (:mod:`session.file_forms`).
+    Raises :class:`SessionFileError` (one line) on failure.
     """
     from attention_explorer.export.atomic import atomic_file
     from attention_explorer.export.errors import ExportError
@@ -318,7 +342,7 @@ def save_session(
         check_output(path, allow_read_only=allow_read_only)  # before any work
     except OutputRefused as exc:
         raise SessionFileError("", str(exc)) from None
-    text = checked_session_bytes(session, path.name)
+    text = checked_session_bytes(session, path.name, standalone=standalone)
     try:
         with atomic_file(path, allow_read_only) as handle:
             handle.write(text)

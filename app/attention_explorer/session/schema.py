@@ -152,6 +152,61 @@ class Experiment(_Strict):
     try_: ConfigFields | UnsetType = msgspec.field(default=UNSET, name="try")
 
 
+ARRAY_NAMES = ("Q", "K", "V", "X", "X_kv", "W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O")
+ArrayName = Literal[ARRAY_NAMES]
+Dimension = Annotated[int, Meta(ge=1, le=10**7)]
+CellIndex = Annotated[int, Meta(ge=0, le=10**7)]
+
+
+class BinaryArray(_Strict):
+    """An array in binary form: base64 of its little-endian numbers (``<f4`` or ``<f8``), row
+    after row, with its shape. Standalone files and model references use it (no pickle)."""
+
+    dtype: Literal["<f4", "<f8"]
+    shape: Annotated[list[Dimension], Meta(min_length=1, max_length=3)]
+    data: str
+
+
+BinaryInputs = msgspec.defstruct(
+    "BinaryInputs",
+    [(name, BinaryArray | UnsetType, UNSET) for name in ARRAY_NAMES],
+    bases=(_Strict,),
+    module=__name__,
+)
+BinaryInputs.__doc__ = "Input matrices in binary form, by name (each one optional)."
+
+
+def binary_arrays(inputs) -> dict:
+    """The arrays a :data:`BinaryInputs` object gives, by name (BinaryArray values)."""
+    found = {name: getattr(inputs, name) for name in ARRAY_NAMES}
+    return {name: value for name, value in found.items() if value is not UNSET}
+
+
+#: One changed cell: (array, row, column, value); a vector's cells have row 0.
+CellChange = tuple[ArrayName, CellIndex, CellIndex, float]
+
+
+class ModelReference(_Strict):
+    """A session opened from a real model, saved as the model's name and what was changed.
+
+    Opening the file finds the model again (``folder`` first, then ``id`` among the models
+    available offline), checks ``fingerprint`` (config.json, the safetensors headers, the file
+    sizes, tokenizer.json), rebuilds layer ``layer`` on ``text``, then applies ``changes``
+    (cells), ``arrays`` (whole arrays) and ``removed`` (arrays the edited session dropped).
+    """
+
+    id: Name
+    text: Text
+    layer: Annotated[int, Meta(ge=0, le=10_000)]
+    fingerprint: Name
+    folder: Text | UnsetType = UNSET
+    changes: Annotated[list[CellChange], Meta(max_length=10**7)] = msgspec.field(
+        default_factory=list
+    )
+    arrays: BinaryInputs = msgspec.field(default_factory=BinaryInputs)
+    removed: Annotated[list[ArrayName], Meta(max_length=13)] = msgspec.field(default_factory=list)
+
+
 class Header(Struct):
     """The two keys read first, so that any JSON object is told whether it is a session file."""
 
@@ -172,6 +227,10 @@ class SessionFile(_Strict):
     description: Text = ""
     notes: Annotated[list[Note], Meta(max_length=1_000)] = msgspec.field(default_factory=list)
     experiment: Experiment = msgspec.field(default_factory=Experiment)
+    #: Standalone files: the input matrices in binary form (``inputs`` then holds only mode).
+    arrays: BinaryInputs | UnsetType = UNSET
+    #: Model sessions: the model to rebuild from, and the learner's changes.
+    model: ModelReference | UnsetType = UNSET
 
 
 HEADER_DECODER = msgspec.json.Decoder(Header)
@@ -187,6 +246,10 @@ OBJECT_AT = {
     "experiment.try": ConfigFields,
     "experiment.focus": Focus,
     "experiment.model": ModelOrigin,
+    "model": ModelReference,
+    "model.arrays": BinaryInputs,
+    "arrays": BinaryInputs,
+    **{f"{at}.{name}": BinaryArray for at in ("arrays", "model.arrays") for name in ARRAY_NAMES},
 }
 
 

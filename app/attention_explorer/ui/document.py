@@ -21,6 +21,9 @@ from attention_explorer.ui import dialogs
 
 MAX_RECENT = 8
 FILE_FILTER = "Attention Explorer sessions (*.json);;All files (*)"
+#: Save As: the same, plus a standalone choice (every number in the file; no model needed).
+STANDALONE_FILTER = "Standalone session, numbers included (*.json)"
+SAVE_FILTER = f"Attention Explorer sessions (*.json);;{STANDALONE_FILTER};;All files (*)"
 
 
 class DocumentController(QObject):
@@ -44,6 +47,8 @@ class DocumentController(QObject):
         self.settings = settings
         self.window = parent
         self.path: Path | None = None
+        #: Save writes every number (Save As > Standalone) instead of a model reference.
+        self.standalone = False
         history.changed.connect(self._emit_title)
         session.events.name.connect(self._emit_title)
 
@@ -74,6 +79,7 @@ class DocumentController(QObject):
         self.session.load(data)
         self.history.clear()
         self.path = path
+        self.standalone = False
         self._emit_title()
         self.replaced.emit()
 
@@ -131,12 +137,13 @@ class DocumentController(QObject):
             or Path(self.settings.value("last_folder", str(Path.home())))
             / f"{self.session.name or 'session'}.json"
         )
-        chosen, _ = QFileDialog.getSaveFileName(self.window, "Save session", start, FILE_FILTER)
+        chosen, kind = QFileDialog.getSaveFileName(self.window, "Save session", start, SAVE_FILTER)
         if not chosen:
             return False
         path = Path(chosen)
         if path.suffix == "":
             path = path.with_suffix(".json")
+        self.standalone = kind == STANDALONE_FILTER  # later File > Save keeps the choice
         return self._write(path)
 
     def _may_replace_read_only(self, path: Path) -> bool | None:
@@ -161,7 +168,12 @@ class DocumentController(QObject):
         if replace_read_only is False:
             return False
         try:
-            save_session(path, self.session.data(), allow_read_only=bool(replace_read_only))
+            save_session(
+                path,
+                self.session.data(),
+                allow_read_only=bool(replace_read_only),
+                standalone=self.standalone,
+            )
         except (SessionFileError, OSError) as exc:  # the document stays unsaved (title keeps *)
             self.error.emit(f"Could not save {path.name}: {exc}")
             return False
