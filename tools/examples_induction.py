@@ -1,4 +1,4 @@
-"""The worked example "How does a model copy? An induction head" (issue 18, item 6).
+"""The worked example "How does a model copy? An induction head" (tools/train_tiny_model.py).
 
 Layer 1 of the bundled ``tiny-induction`` decoder (tools/train_tiny_model.py) reading a text
 whose second half repeats its first, as a projection session (X and the model's own W_Q, W_K,
@@ -165,7 +165,7 @@ def document() -> dict:
             "on the word right after that word's first occurrence.",
             "focus": {"row": row, "col": row - m["length"] + 1},
             "model": {"name": MODEL, "text": TEXT, "layer": LAYER},
-            "source": "issue 18, worked example (item 6)",
+            "source": "Olsson et al. 2022, “In-context learning and induction heads”",
         },
     )
     return {"_key": KEY, **doc}

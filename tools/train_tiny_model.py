@@ -15,7 +15,7 @@ layer 1 looks, from the current word A, for the position whose previous word was
 the word there. ``evaluate`` prints both signatures (previous-token score: weight on i - 1;
 induction score: weight on the word after the earlier occurrence) at every log step.
 
-Traps (issue 18, item 6): a fixed repeat length lets a layer-0 head look back a fixed offset,
+Traps: a fixed repeat length lets a layer-0 head look back a fixed offset,
 so the run length (4..12), the prefix and the gaps between copies (0..4 words) are all random;
 and induction heads form after a loss plateau, so: 48 words, loss on the copyable positions
 only, lr 1e-2 with warmup, up to 6 copies a sequence (more signal a step).
