@@ -115,7 +115,7 @@ PYTHON_EXCLUDES = (
     "array_api_compat.dask",
 )
 
-#: Model support: the libraries attention_explorer.models imports by name (the model extra).
+#: Model support: the libraries attention_explorer.pretrained imports by name (the model extra).
 MODEL_MODULES = ["safetensors", "safetensors.numpy", "tokenizers", "threadpoolctl"]
 #: Never in the binary: transformers is for the parity tests only, huggingface_hub (downloads,
 #: and ssl with it) is used only where installed, and the MiniLM weights package is 90 MB.

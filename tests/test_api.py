@@ -37,7 +37,7 @@ def test_import_is_light_and_qt_free():
 
 def test_export_is_callable_whichever_is_imported_first(tmp_path):
     code = (
-        "import attention_explorer.export as ex, attention_explorer as ae; "
+        "import attention_explorer.exporting as ex, attention_explorer as ae; "
         "t = ae.compute(ae.example('three-tokens')); "
         f"print(ae.export is ex, ae.export(t, r'{tmp_path / 'w.csv'}', head=0).name)"
     )

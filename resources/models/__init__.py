@@ -1,1 +1,1 @@
-"""Models shipped with the app, one folder per id (see attention_explorer.models.bundled)."""
+"""Models shipped with the app, one folder per id (see attention_explorer.pretrained.bundled)."""

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from attention_explorer.cli import main
-from attention_explorer.export import read_csv_matrix
-from attention_explorer.export.qt_app import needs_offscreen
+from attention_explorer.exporting import read_csv_matrix
+from attention_explorer.exporting.qt_app import needs_offscreen
 
 SAMPLE = str(Path(__file__).parents[1] / "sample_session.json")
 

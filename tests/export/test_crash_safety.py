@@ -23,7 +23,7 @@ CHILD = textwrap.dedent(
     """
     import os, signal, sys
     import attention_explorer as ae
-    from attention_explorer.export import export_all
+    from attention_explorer.exporting import export_all
 
     folder, seed, kill_at = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     session = ae.resize(ae.example("starter"), heads=2)

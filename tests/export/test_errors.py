@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from attention_explorer.export import ExportError, export_all, export_stage, export_trace_npz
+from attention_explorer.exporting import ExportError, export_all, export_stage, export_trace_npz
 
 
 def test_unknown_stage(pizza, tmp_path):

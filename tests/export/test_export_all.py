@@ -3,7 +3,7 @@
 import numpy as np
 from PySide6.QtGui import QImage
 
-from attention_explorer.export import export_all, plan_exports, read_csv_matrix
+from attention_explorer.exporting import export_all, plan_exports, read_csv_matrix
 
 
 def test_names_are_predictable(four_heads, tmp_path):

@@ -8,10 +8,10 @@ import pytest
 from PySide6.QtGui import QImage
 
 from attention_explorer.display import build_frame, frame_for_array
-from attention_explorer.export.arrays import array_csv_text, export_array, export_frame
-from attention_explorer.export.errors import ExportError
-from attention_explorer.export.figure import frame_figure, stage_figure
-from attention_explorer.export.numbers import read_csv_matrix
+from attention_explorer.exporting.arrays import array_csv_text, export_array, export_frame
+from attention_explorer.exporting.errors import ExportError
+from attention_explorer.exporting.figure import frame_figure, stage_figure
+from attention_explorer.exporting.numbers import read_csv_matrix
 
 
 def test_a_stage_frame_figure_matches_the_stage_figure(trace_factory):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from attention_explorer.export import ExportError, export_heads_grid, export_stage
-from attention_explorer.export.figure import Look, grid_figure, stage_figure
+from attention_explorer.exporting import ExportError, export_heads_grid, export_stage
+from attention_explorer.exporting.figure import Look, grid_figure, stage_figure
 
 
 def test_every_export_function_names_an_unknown_option(pizza, four_heads, tmp_path):

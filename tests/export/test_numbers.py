@@ -5,7 +5,7 @@ import csv
 import numpy as np
 import pytest
 
-from attention_explorer.export import (
+from attention_explorer.exporting import (
     ExportError,
     export_numbers,
     export_stage,

@@ -5,10 +5,10 @@ import pytest
 from PySide6.QtGui import QImage
 
 from attention_explorer.display.cells import cell_rgb
-from attention_explorer.export import ExportError, export_heads_grid, export_stage
-from attention_explorer.export.colors import lookup_table
-from attention_explorer.export.figure import grid_figure, stage_figure
-from attention_explorer.export.painter import heatmap_rects
+from attention_explorer.exporting import ExportError, export_heads_grid, export_stage
+from attention_explorer.exporting.colors import lookup_table
+from attention_explorer.exporting.figure import grid_figure, stage_figure
+from attention_explorer.exporting.painter import heatmap_rects
 from attention_explorer.stages import MASKED_RGB
 
 
@@ -138,7 +138,7 @@ def test_bad_size_is_refused(pizza, tmp_path):
 
 
 def test_render_stage_image_for_the_clipboard(pizza):
-    from attention_explorer.export import render_stage_image
+    from attention_explorer.exporting import render_stage_image
 
     image = render_stage_image(pizza, "weights", 0, size=(500, 400))
     assert (image.width(), image.height()) == (500, 400)

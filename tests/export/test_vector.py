@@ -3,7 +3,7 @@
 import re
 import xml.etree.ElementTree as ET
 
-from attention_explorer.export import export_heads_grid, export_stage
+from attention_explorer.exporting import export_heads_grid, export_stage
 
 SVG = "{http://www.w3.org/2000/svg}"
 

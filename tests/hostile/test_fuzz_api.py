@@ -19,7 +19,7 @@ from attention_explorer.api_checks import ArgumentTypeError
 from attention_explorer.cli import main
 from attention_explorer.engine import AttentionInputError
 from attention_explorer.engine.budget import MAX_TOKENS
-from attention_explorer.models.text_limits import model_positions, text_char_limit
+from attention_explorer.pretrained.text_limits import model_positions, text_char_limit
 from attention_explorer.session import SessionFileError, load_session
 
 S = ae.example("starter")

@@ -18,8 +18,8 @@ from outputs import FREE_NAME_ONLY, TARGETS, snapshot
 
 import attention_explorer as ae
 from attention_explorer.cli import main
-from attention_explorer.export import ExportError
-from attention_explorer.export.numbers import read_csv_matrix
+from attention_explorer.exporting import ExportError
+from attention_explorer.exporting.numbers import read_csv_matrix
 from attention_explorer.session import load_session
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="planting devices and foreign links")

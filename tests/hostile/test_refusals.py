@@ -14,7 +14,7 @@ import pytest
 import attention_explorer as ae
 from attention_explorer.api_checks import ArgumentTypeError
 from attention_explorer.engine import AttentionInputError
-from attention_explorer.models.errors import ModelError
+from attention_explorer.pretrained.errors import ModelError
 from attention_explorer.session import SessionFileError
 
 #: A refusal is told before any real work: it allocates at most this many bytes (the 10 MB

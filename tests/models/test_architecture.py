@@ -11,12 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attention_explorer.models import ModelError, model_attention
-from attention_explorer.models.activations import ACTIVATIONS, erf, gelu
-from attention_explorer.models.architecture import TENSOR_ROLES, Architecture
-from attention_explorer.models.families import FAMILIES, architecture_for
+from attention_explorer.pretrained import ModelError, model_attention
+from attention_explorer.pretrained.activations import ACTIVATIONS, erf, gelu
+from attention_explorer.pretrained.architecture import TENSOR_ROLES, Architecture
+from attention_explorer.pretrained.families import FAMILIES, architecture_for
 
-MODELS = Path(__file__).resolve().parents[2] / "app" / "attention_explorer" / "models"
+MODELS = Path(__file__).resolve().parents[2] / "app" / "attention_explorer" / "pretrained"
 
 
 def variant(src: Path, dst: Path, **changes) -> Path:
@@ -99,7 +99,7 @@ def reference(folder: Path, ids):
 
 
 def our_ids(folder: Path, text: str):
-    from attention_explorer.models import load_model
+    from attention_explorer.pretrained import load_model
 
     return list(load_model(folder).tokenize(text).ids)
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attention_explorer.models import ModelError, model_run
-from attention_explorer.models.tensor_file import TensorFile
+from attention_explorer.pretrained import ModelError, model_run
+from attention_explorer.pretrained.tensor_file import TensorFile
 
 TEXT = "the cat watched the dog"
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from attention_explorer.engine import compute
-from attention_explorer.models import ModelError, from_model, model_run
+from attention_explorer.pretrained import ModelError, from_model, model_run
 from tests.models.conftest import train_bpe
 
 torch = pytest.importorskip("torch")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from attention_explorer.models import bench, load_model
+from attention_explorer.pretrained import bench, load_model
 
 
 def test_text_of_gives_the_token_count(gpt2_folder):

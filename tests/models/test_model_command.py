@@ -6,7 +6,7 @@ import numpy as np
 
 from attention_explorer.cli import main
 from attention_explorer.engine import compute
-from attention_explorer.models import from_model
+from attention_explorer.pretrained import from_model
 from attention_explorer.session.file_format import load_session
 
 

@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtCore import QEvent, QPointF, QSettings, Qt
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from attention_explorer.models import from_model, model_attention
+from attention_explorer.pretrained import from_model, model_attention
 from attention_explorer.ui import dialogs as message_boxes
 from attention_explorer.ui.main_window import MainWindow
 

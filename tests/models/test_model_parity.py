@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from attention_explorer.engine import compute
-from attention_explorer.models import from_model, model_attention
+from attention_explorer.pretrained import from_model, model_attention
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")

@@ -10,7 +10,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from attention_explorer.models import from_model, load_model, model_run
+from attention_explorer.pretrained import from_model, load_model, model_run
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -94,7 +94,7 @@ def gpt2_parts(model):
 
 
 def gpt2_final_norm(folder):
-    from attention_explorer.models.forward import norm
+    from attention_explorer.pretrained.forward import norm
 
     w = load_model(folder).weights
     return lambda h: norm(w, h, w.head.norm)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import attention_explorer as ae
-from attention_explorer.models import ModelError, from_model, model_run, models
+from attention_explorer.pretrained import ModelError, from_model, model_run, models
 
 
 def test_reuse_recomputes_from_the_edited_layer_only(gpt2_folder):
@@ -146,7 +146,7 @@ def test_torch_backend_gives_the_same_run(gpt2_folder):
 
 
 def test_bundled_models_are_found_by_id(tmp_path, monkeypatch, gpt2_folder):
-    from attention_explorer.models import available, source
+    from attention_explorer.pretrained import available, source
 
     shutil.copytree(gpt2_folder, tmp_path / "models" / "tiny-test")
     monkeypatch.setattr(source, "bundled_root", lambda: tmp_path / "models")

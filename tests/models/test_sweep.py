@@ -7,8 +7,8 @@ import pytest
 
 import attention_explorer as ae
 from attention_explorer.cli import main
-from attention_explorer.models import ModelError, SweepCancelled, model_run, run_sweep
-from attention_explorer.models.sweep import sweep_estimate
+from attention_explorer.pretrained import ModelError, SweepCancelled, model_run, run_sweep
+from attention_explorer.pretrained.sweep import sweep_estimate
 
 TEXT = "the cat watched the dog"
 

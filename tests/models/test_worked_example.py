@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from attention_explorer.engine import compute
-from attention_explorer.models.focus import find_token, focus_sentence, heads_attending
+from attention_explorer.pretrained.focus import find_token, focus_sentence, heads_attending
 from attention_explorer.session.examples import load_example
 
 
@@ -45,8 +45,8 @@ def test_missing_tokens_are_said_plainly():
 
 
 def test_the_shipped_numbers_are_the_models(minilm_folder):
-    from attention_explorer.models import from_model
-    from attention_explorer.models.worked_example import LAYER, TEXT
+    from attention_explorer.pretrained import from_model
+    from attention_explorer.pretrained.worked_example import LAYER, TEXT
 
     session = from_model(minilm_folder, TEXT, layer=LAYER)
     live = compute(session.inputs, session.config, dtype="float64", stages=("Q", "weights"))
@@ -56,7 +56,7 @@ def test_the_shipped_numbers_are_the_models(minilm_folder):
 
 
 def test_focus_for_the_walkthrough_follows_the_example_and_the_numbers():
-    from attention_explorer.models.focus import focus_for
+    from attention_explorer.pretrained.focus import focus_for
 
     data = load_example("minilm-it-cat")
     trace = example_trace(data)

@@ -14,8 +14,8 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 import attention_explorer as ae
 from attention_explorer.ui import dialogs as message_boxes
-from attention_explorer.ui.document import FILE_FILTER, SAVE_FILTER, STANDALONE_FILTER
 from attention_explorer.ui.main_window import MainWindow
+from attention_explorer.ui.session_file import FILE_FILTER, SAVE_FILTER, STANDALONE_FILTER
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ import pytest
 from window_fixtures import explorer_window
 
 from attention_explorer import api
-from attention_explorer.export import ExportError
-from attention_explorer.export.handout import export_handout
+from attention_explorer.exporting import ExportError
+from attention_explorer.exporting.handout import export_handout
 from attention_explorer.ui.walkthrough_actions import write_handout
 from attention_explorer.walkthrough.follow import session_steps
 

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QMessageBox  # noqa: E402
 from window_fixtures import RECOMPUTE_MS  # noqa: E402
 
 from attention_explorer.engine import compute  # noqa: E402
-from attention_explorer.export.numbers import read_csv_matrix  # noqa: E402
+from attention_explorer.exporting.numbers import read_csv_matrix  # noqa: E402
 from attention_explorer.ui import dialogs as message_boxes
 from attention_explorer.ui.export_all_dialog import ExportAllDialog  # noqa: E402
 from attention_explorer.ui.export_dialog import ExportDialog  # noqa: E402

@@ -17,8 +17,8 @@ from model_folders import (  # noqa: F401 - fixtures pytest finds here
     open_head,
 )
 
-from attention_explorer import models
-from attention_explorer.models import model_run
+from attention_explorer import pretrained
+from attention_explorer.pretrained import model_run
 
 RUN_MS = 60000
 
@@ -179,7 +179,7 @@ def test_which_heads_matter_maps_every_head_and_exports(qtbot, model_window, gpt
     with qtbot.waitSignal(dialog.worker.finished, timeout=RUN_MS) as done:
         dialog.start(confirmed=True)
     result = done.args[0]
-    want = models.knockout_sweep(gpt2_folder, TEXT)
+    want = pretrained.knockout_sweep(gpt2_folder, TEXT)
     np.testing.assert_allclose(result.changes, want, atol=1e-4)
     frame = dialog.map.frame
     assert frame.shape == (3, 4) and frame.levels[1] == -frame.levels[0] > 0

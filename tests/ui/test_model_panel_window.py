@@ -19,7 +19,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QFileDialog
 
-from attention_explorer.models import from_model
+from attention_explorer.pretrained import from_model
 from attention_explorer.session import History, Session, load_session, save_session
 from attention_explorer.session.starter import starter_session
 from attention_explorer.ui.model_panel import DEFAULT_TEXT, ModelPanel

@@ -14,9 +14,9 @@ import pytest
 from PySide6.QtGui import QImage
 
 from attention_explorer.engine import compute
-from attention_explorer.export import export_stage
-from attention_explorer.export.figure import stage_figure
-from attention_explorer.export.painter import heatmap_rects
+from attention_explorer.exporting import export_stage
+from attention_explorer.exporting.figure import stage_figure
+from attention_explorer.exporting.painter import heatmap_rects
 from attention_explorer.session.examples import load_example
 from attention_explorer.session.model import Session
 from attention_explorer.session.starter import starter_session

@@ -38,7 +38,7 @@ def cmd_compute(args: argparse.Namespace) -> int:
     """Run the engine on a session; print a bounded summary or write every stage to an NPZ."""
     data = load_source(args)
     if args.out:
-        from attention_explorer.export import export_trace_npz
+        from attention_explorer.exporting import export_trace_npz
 
         check_output(args.out)  # the output policy refuses before the engine runs
         if Path(args.out).expanduser().is_dir():

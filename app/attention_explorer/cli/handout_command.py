@@ -15,7 +15,7 @@ import argparse
 def cmd_handout(args: argparse.Namespace) -> int:
     """Compute the session, build its walkthrough and write the handout; print the path."""
     from attention_explorer.cli.commands import load_source, run_engine
-    from attention_explorer.export.handout import export_handout
+    from attention_explorer.exporting.handout import export_handout
     from attention_explorer.walkthrough.follow import session_steps
 
     data = load_source(args)

@@ -53,7 +53,7 @@ def write_sweep(changes, path: Path) -> Path:
 
     import numpy as np
 
-    from attention_explorer.export.atomic import write_bytes_atomic
+    from attention_explorer.exporting.atomic import write_bytes_atomic
 
     suffix = path.suffix.lower()
     if suffix not in (".csv", ".npy"):
@@ -75,8 +75,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     """Estimate, sweep, write, and print the strongest heads."""
     import numpy as np
 
-    from attention_explorer.models.api import load_model
-    from attention_explorer.models.sweep import run_sweep, sweep_estimate
+    from attention_explorer.pretrained.api import load_model
+    from attention_explorer.pretrained.sweep import run_sweep, sweep_estimate
 
     out = Path(args.out).expanduser()
     if out.suffix.lower() not in (".csv", ".npy"):

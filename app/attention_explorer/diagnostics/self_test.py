@@ -5,7 +5,7 @@ Runs a list of named checks and prints one ``ok`` or ``FAIL`` line for each::
     ok    version 0.1.0
     ok    example session: Starter: the cat sat down
     ...
-    FAIL  export PNG: ImportError: No module named 'attention_explorer.export'
+    FAIL  export PNG: ImportError: No module named 'attention_explorer.exporting'
 
 The window is built offscreen (``QT_QPA_PLATFORM=offscreen`` unless the caller set a platform),
 user settings are redirected to a temporary folder, Qt's messages are captured, and anything
@@ -206,7 +206,7 @@ def check_window(state: SelfTest) -> str:
 
 def check_export(state: SelfTest) -> str:
     """The weights of head 0 export as a PNG into a temporary folder."""
-    from attention_explorer.export import export_stage
+    from attention_explorer.exporting import export_stage
 
     trace = _need(state.trace, "no trace (the engine check failed)")
     _need(state.app, "no QApplication")

@@ -333,8 +333,8 @@ def save_session(
     JSON numbers; ``standalone`` embeds every matrix in binary form (:mod:`session.file_forms`).
     Raises :class:`SessionFileError` (one line) on failure.
     """
-    from attention_explorer.export.atomic import atomic_file
-    from attention_explorer.export.errors import ExportError
+    from attention_explorer.exporting.atomic import atomic_file
+    from attention_explorer.exporting.errors import ExportError
     from attention_explorer.output_policy import OutputRefused, check_output
 
     path = Path(path)

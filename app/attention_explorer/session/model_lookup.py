@@ -1,7 +1,7 @@
 """Find the model a saved model session names, offline, and rebuild the layer it was saved from.
 
 Where it looks, in order: the saved ``folder``; the ``id`` when it is a folder; then the
-models available offline (:func:`attention_explorer.models.available.models`: bundled,
+models available offline (:func:`attention_explorer.pretrained.available.models`: bundled,
 installed packages, the Hugging Face cache) whose id is the saved ``id``. Never the network.
 The first one whose fingerprint matches is used. Saving computes the model's layer once, to
 find what the learner changed.
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from attention_explorer.models.available import models
-from attention_explorer.models.errors import ModelError
-from attention_explorer.models.source import hub_cache_root, is_model_folder
+from attention_explorer.pretrained.available import models
+from attention_explorer.pretrained.errors import ModelError
+from attention_explorer.pretrained.source import hub_cache_root, is_model_folder
 from attention_explorer.session.document import SessionData
 from attention_explorer.session.errors import SessionFileError
 from attention_explorer.session.model_reference import fingerprint
@@ -64,7 +64,7 @@ def find_model(model_id: str, folder: str | None, expected: str) -> Path:
 
 def rebuild(model_id: str, folder: str | None, expected: str, text: str, layer: int):
     """The session ``from_model`` gives for the saved model, text and layer (SessionData)."""
-    from attention_explorer.models.api import from_model
+    from attention_explorer.pretrained.api import from_model
 
     path = find_model(model_id, folder, expected)
     try:
@@ -76,7 +76,7 @@ def rebuild(model_id: str, folder: str | None, expected: str, text: str, layer: 
 def base_for_saving(origin: dict) -> tuple[SessionData, str] | None:
     """(the model's own session, its fingerprint) for a model session's origin, or None when
     the model cannot be found or read now (the caller then saves standalone)."""
-    from attention_explorer.models.api import from_model
+    from attention_explorer.pretrained.api import from_model
 
     folder = origin.get("folder")
     candidates = _candidates(str(origin.get("name", "")), folder)

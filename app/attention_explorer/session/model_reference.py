@@ -4,7 +4,7 @@ A session opened from a real model (``ae.from_model``, the Model panel) records 
 from in ``experiment.model``. Saving it writes ``"model": {"id", "folder", "text", "layer",
 "fingerprint", "changes", "arrays", "removed"}`` instead of every weight, so the file stays
 small (a few kB for MiniLM) whatever the model. Opening it finds the model again, rebuilds the
-layer with :func:`~attention_explorer.models.api.from_model` and applies the changes: the
+layer with :func:`~attention_explorer.pretrained.api.from_model` and applies the changes: the
 result is equal to the bit to the session that was saved.
 
 The fingerprint is cheap: SHA-256 of config.json, tokenizer.json, each safetensors file's

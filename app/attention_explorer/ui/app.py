@@ -12,7 +12,7 @@ def create_application():
     from PySide6.QtGui import QIcon
     from PySide6.QtWidgets import QApplication
 
-    from attention_explorer.export.qt_app import quiet_font_warnings
+    from attention_explorer.exporting.qt_app import quiet_font_warnings
 
     quiet_font_warnings()
     app = QApplication.instance() or QApplication(sys.argv[:1])

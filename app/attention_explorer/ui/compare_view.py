@@ -20,7 +20,6 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QComboBox,
-    QFileDialog,
     QHBoxLayout,
     QLabel,
     QPushButton,
@@ -30,15 +29,14 @@ from PySide6.QtWidgets import (
 )
 
 from attention_explorer.engine import ALL_STAGES
-from attention_explorer.export.errors import ExportError
-from attention_explorer.export.stages import axis_names
+from attention_explorer.exporting.stages import axis_names
 from attention_explorer.run import compute_session
 from attention_explorer.session import SessionData
 from attention_explorer.stages import MASKED_RGB, stage, title
 from attention_explorer.ui.colormaps import colormap_by_name, colormap_name_for
 from attention_explorer.ui.compare_frames import difference_frame, side_frames, too_large
 from attention_explorer.ui.heatmap_axes import AxisLabels
-from attention_explorer.ui.model_figures import PICTURE_FILTER, frame_figure, write_figure
+from attention_explorer.ui.model_figures import frame_figure, save_figure_as
 
 #: Stages that need every head: a head-limited pass (long sequences) leaves them out.
 _ALL_HEADS = ("concat", "output")
@@ -230,17 +228,7 @@ class CompareView(QWidget):
         if fig is None:
             self.note.setText("Nothing to export: no difference is shown")
             return False
-        if path is None:
-            path, _ = QFileDialog.getSaveFileName(self, "Export difference", "", PICTURE_FILTER)
-            if not path:
-                return False
-        try:
-            written = write_figure(path, fig)
-        except ExportError as exc:
-            self.note.setText(f"Not exported: {exc}")
-            return False
-        self.note.setText(f"Exported {written.name}")
-        return True
+        return save_figure_as(self, fig, "Export difference", self.note, path)
 
     def showEvent(self, event) -> None:  # noqa: N802 - Qt API name
         """Catch up on what changed while hidden."""

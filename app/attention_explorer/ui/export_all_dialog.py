@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from attention_explorer.engine import AttentionInputError
-from attention_explorer.export import ExportError, export_all, plan_exports
+from attention_explorer.exporting import ExportError, export_all, plan_exports
 from attention_explorer.ui import export_dialog_parts as parts
 from attention_explorer.ui.picture_options import PictureOptions
 

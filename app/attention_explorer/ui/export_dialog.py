@@ -15,8 +15,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attention_explorer.export import ExportError, export_heads_grid, export_stage
-from attention_explorer.export.stages import computed_stages, is_per_head
+from attention_explorer.exporting import ExportError, export_heads_grid, export_stage
+from attention_explorer.exporting.stages import computed_stages, is_per_head
 from attention_explorer.output_policy import OutputRefused, check_output
 from attention_explorer.stages import title
 from attention_explorer.ui import export_dialog_parts as parts
@@ -36,7 +36,7 @@ GRID = -1
 
 
 class ExportDialog(QDialog):
-    """Choose stage, head, format, size and file; export through :mod:`attention_explorer.export`.
+    """Choose stage, head, format, size and file; export through attention_explorer.exporting.
 
     Errors (a missing folder, a full disk, a size out of range) are shown in the dialog, which
     stays open; nothing is left half-written because the export module writes atomically.

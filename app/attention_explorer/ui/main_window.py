@@ -25,7 +25,6 @@ from attention_explorer.session import (
 from attention_explorer.ui import dialogs
 from attention_explorer.ui.cell_arithmetic import CellArithmetic
 from attention_explorer.ui.controls_panel import ControlsPanel
-from attention_explorer.ui.document import DocumentController
 from attention_explorer.ui.experiment_banner import ExperimentBanner
 from attention_explorer.ui.heads_grid import HeadsGrid
 from attention_explorer.ui.live_trace import LiveTrace
@@ -34,6 +33,7 @@ from attention_explorer.ui.matrix_panel import MatrixPanel
 from attention_explorer.ui.model_install import install_model_features
 from attention_explorer.ui.model_panel import ModelPanel
 from attention_explorer.ui.preferences import ViewPreferences
+from attention_explorer.ui.session_file import DocumentController
 from attention_explorer.ui.stage_panel import StagePanel
 from attention_explorer.ui.status_line import StatusLine
 from attention_explorer.ui.theme import apply_theme
@@ -359,7 +359,7 @@ class MainWindow(QMainWindow):
         """Copy a finished picture of one stage to the clipboard, in the window's colours."""
         from PySide6.QtWidgets import QApplication
 
-        from attention_explorer.export import ExportError, render_stage_image
+        from attention_explorer.exporting import ExportError, render_stage_image
         from attention_explorer.ui.colormaps import colormap_name_for
 
         trace = self.live.trace

@@ -7,12 +7,12 @@ import os
 from pathlib import Path
 
 from attention_explorer.display import DisplayFrame
-from attention_explorer.export.atomic import write_bytes_atomic
-from attention_explorer.export.errors import ExportError
-from attention_explorer.export.figure import Figure, Panel
-from attention_explorer.export.options import DEFAULT_DPI, DEFAULT_SIZE, PICTURE_FORMATS
-from attention_explorer.export.safe_text import plain_text
-from attention_explorer.export.targets import picture_bytes
+from attention_explorer.exporting.atomic import write_bytes_atomic
+from attention_explorer.exporting.errors import ExportError
+from attention_explorer.exporting.figure import Figure, Panel
+from attention_explorer.exporting.options import DEFAULT_DPI, DEFAULT_SIZE, PICTURE_FORMATS
+from attention_explorer.exporting.safe_text import plain_text
+from attention_explorer.exporting.targets import picture_bytes
 
 #: The file filter of the save dialogs.
 PICTURE_FILTER = "Pictures (*.png *.svg *.pdf)"
@@ -49,3 +49,21 @@ def write_figure(path: str | os.PathLike, fig: Figure) -> Path:
         return write_bytes_atomic(path, picture_bytes(fig, fmt, DEFAULT_SIZE, DEFAULT_DPI))
     except OSError as exc:
         raise ExportError(f"could not write {path.name}: {exc.strerror or exc}") from None
+
+
+def save_figure_as(parent, fig: Figure, title: str, note, path: str | None = None) -> bool:
+    """Write ``fig`` to ``path``, asking where (a save dialog titled ``title``) when it is
+    None; the outcome, "Exported NAME" or the one-line reason, goes to the ``note`` label."""
+    if path is None:
+        from PySide6.QtWidgets import QFileDialog
+
+        path, _ = QFileDialog.getSaveFileName(parent, title, "", PICTURE_FILTER)
+        if not path:
+            return False
+    try:
+        written = write_figure(path, fig)
+    except ExportError as exc:
+        note.setText(f"Not exported: {exc}")
+        return False
+    note.setText(f"Exported {written.name}")
+    return True

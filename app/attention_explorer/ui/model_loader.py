@@ -10,7 +10,7 @@ import threading
 
 from PySide6.QtCore import QObject, Signal
 
-from attention_explorer.models import ModelError, from_model, load_model, model_attention
+from attention_explorer.pretrained import ModelError, from_model, load_model, model_attention
 
 
 class ModelLoader(QObject):
@@ -56,7 +56,7 @@ class ModelLoader(QObject):
         """Read ``model`` and compute every layer's weights on ``text``."""
 
         def work(current) -> None:
-            from attention_explorer.models.text_limits import check_text_length
+            from attention_explorer.pretrained.text_limits import check_text_length
 
             check_text_length(model, text)  # a cheap bound before reading or tokenizing
             self.progress.emit("Reading the weights and the tokenizer…", 0, 0)

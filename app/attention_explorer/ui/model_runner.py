@@ -16,7 +16,7 @@ import time
 import numpy as np
 from PySide6.QtCore import QObject, Signal
 
-from attention_explorer.models import ModelError, model_run
+from attention_explorer.pretrained import ModelError, model_run
 
 #: Progress is reported only for runs that take longer than this (seconds).
 PROGRESS_AFTER_S = 0.15

@@ -17,7 +17,6 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
-    QFileDialog,
     QFormLayout,
     QHBoxLayout,
     QLabel,
@@ -30,10 +29,9 @@ from PySide6.QtWidgets import (
 
 from attention_explorer.display import DisplayFrame
 from attention_explorer.display.arrays import frame_for_array
-from attention_explorer.export.errors import ExportError
 from attention_explorer.stages import DEFAULT_DIVERGING
 from attention_explorer.ui.compare_view import FrameView
-from attention_explorer.ui.model_figures import PICTURE_FILTER, frame_figure, write_figure
+from attention_explorer.ui.model_figures import frame_figure, save_figure_as
 
 #: A sweep estimated to take longer than this (seconds) asks before starting.
 ASK_ABOVE_S = 10.0
@@ -72,7 +70,7 @@ class _SweepWorker(QObject):
 
     def _thread(self, work) -> None:
         def run() -> None:
-            from attention_explorer.models import ModelError
+            from attention_explorer.pretrained import ModelError
 
             try:
                 work()
@@ -85,13 +83,13 @@ class _SweepWorker(QObject):
 
     def estimate(self, loaded, text: str) -> None:
         """How long the sweep will take (``estimated(seconds)``)."""
-        from attention_explorer.models import sweep_estimate
+        from attention_explorer.pretrained import sweep_estimate
 
         self._thread(lambda: self.estimated.emit(float(sweep_estimate(loaded, text))))
 
     def sweep(self, loaded, text: str, options: dict) -> None:
         """Knock out each head in turn (``finished(SweepResult)``)."""
-        from attention_explorer.models import run_sweep
+        from attention_explorer.pretrained import run_sweep
 
         self.cancel.clear()
         self._thread(
@@ -266,14 +264,4 @@ class SweepDialog(QDialog):
         fig = self.figure()
         if fig is None:
             return False
-        if path is None:
-            path, _ = QFileDialog.getSaveFileName(self, "Export the sweep map", "", PICTURE_FILTER)
-            if not path:
-                return False
-        try:
-            written = write_figure(path, fig)
-        except ExportError as exc:
-            self.note.setText(f"Not exported: {exc}")
-            return False
-        self.note.setText(f"Exported {written.name}")
-        return True
+        return save_figure_as(self, fig, "Export the sweep map", self.note, path)

@@ -13,8 +13,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attention_explorer.export import DEFAULT_DPI, DEFAULT_SIZE
-from attention_explorer.export.options import MAX_SIDE, MIN_SIDE
+from attention_explorer.exporting import DEFAULT_DPI, DEFAULT_SIZE
+from attention_explorer.exporting.options import MAX_SIDE, MIN_SIDE
 
 
 class PictureOptions(QWidget):

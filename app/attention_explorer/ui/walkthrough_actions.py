@@ -14,8 +14,8 @@ def write_handout(window, path) -> Path | None:
     """Write the walkthrough the window shows now (its head and query) to ``path`` as a
     PDF handout, one page per step, in the window's colour maps; None (and a message)
     when it cannot be written."""
-    from attention_explorer.export import ExportError
-    from attention_explorer.export.handout import export_handout
+    from attention_explorer.exporting import ExportError
+    from attention_explorer.exporting.handout import export_handout
     from attention_explorer.ui.colormaps import colormap_name_for
 
     trace, steps = window.live.trace, window.walkthrough.steps()

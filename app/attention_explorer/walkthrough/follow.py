@@ -101,7 +101,7 @@ def session_steps(trace, document, follow: Followed | None = None):
     The one place where the rule of this module's doc is applied: the window's walkthrough
     and the handout (``attention-explorer handout``) both call it, so they tell one story.
     """
-    from attention_explorer.models.focus import focus_for
+    from attention_explorer.pretrained.focus import focus_for
     from attention_explorer.walkthrough.narration import steps_for
 
     follow = (follow or Followed()).on_tokens(trace.tokens)  # an added token keeps the query

@@ -1,0 +1,221 @@
+"""Benchmark of the model run against transformers' eager forward, in the same process.
+
+    python -m attention_explorer.pretrained.bench [--model all-MiniLM-L6-v2] [--tokens 32 256]
+        [--repeat 10] [--sweep-tokens 16] [--no-torch]
+
+Rows (medians of ``--repeat`` warm runs; ours and transformers' timed alternately):
+
+- the whole model run (attentions, hidden states, output) at each token count, float32 and
+  float64, beside transformers eager (``output_attentions``, ``output_hidden_states``) in the
+  same dtype with torch's default threads (and, for float32, on one torch thread, as the
+  model run's BLAS is); "all BLAS threads" is the float32 run without the
+  one-thread limit that ``model_run`` holds (kept only if it measurably helps);
+- an edit in the first and in the last layer, recomputed with ``reuse=`` (what the window
+  does after an edit);
+- the knockout sweep over every head at ``--sweep-tokens`` tokens, with its estimate.
+
+A calibration line of the machine (:mod:`attention_explorer.calibration`) comes first, so
+runs on different machines can be compared. Speed is reported here, never asserted in tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import statistics
+import sys
+import time
+from dataclasses import replace
+
+import numpy as np
+
+#: Words repeated to make a text of any token count.
+WORDS = (
+    "when the little cat finally came home after the long storm it curled up on the warm mat "
+    "by the door because it was so tired and cold"
+).split()
+
+
+def text_of(loaded, tokens: int) -> str:
+    """A text of whole words that ``loaded``'s tokenizer turns into at most ``tokens`` tokens
+    (exactly that many for MiniLM's word-level vocabulary on these common words)."""
+    words: list[str] = []
+    while True:
+        candidate = " ".join([*words, WORDS[len(words) % len(WORDS)]])
+        if len(loaded.tokenize(candidate).ids) > tokens:
+            return " ".join(words)
+        words.append(WORDS[len(words) % len(WORDS)])
+
+
+def median_ms(work, repeat: int) -> float:
+    """Median milliseconds of ``repeat`` calls of ``work`` after one warm-up call."""
+    work()
+    times = []
+    for _ in range(max(1, repeat)):
+        start = time.perf_counter()
+        work()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1000
+
+
+def paired_ms(first, second, repeat: int) -> tuple[float, float]:
+    """Median milliseconds of ``first`` and ``second`` timed alternately, so that a busy
+    machine slows both alike."""
+    first(), second()
+    a, b = [], []
+    for _ in range(max(1, repeat)):
+        for work, times in ((first, a), (second, b)):
+            start = time.perf_counter()
+            work()
+            times.append(time.perf_counter() - start)
+    return statistics.median(a) * 1000, statistics.median(b) * 1000
+
+
+def _transformers_runner(folder, dtype: str):
+    """A function running transformers' eager model on ids, or None without torch."""
+    try:
+        import torch
+        import transformers
+    except ImportError:
+        return None
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    model = transformers.AutoModel.from_pretrained(
+        str(folder), attn_implementation="eager", dtype=getattr(torch, dtype)
+    ).eval()
+
+    def run(ids):
+        with torch.no_grad():
+            model(input_ids=torch.tensor([ids]), output_attentions=True, output_hidden_states=True)
+
+    return run
+
+
+@contextlib.contextmanager
+def torch_threads(count: int):
+    """torch limited to ``count`` intra-op threads, restored afterwards."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+@contextlib.contextmanager
+def all_blas_threads():
+    """``model_run`` without its one-BLAS-thread limit (for the comparison row)."""
+    from attention_explorer.pretrained import run as run_module
+
+    held = run_module.one_blas_thread
+    run_module.one_blas_thread = contextlib.nullcontext
+    try:
+        yield
+    finally:
+        run_module.one_blas_thread = held
+
+
+def run_rows(loaded, tokens: int, repeat: int, use_torch: bool) -> list[tuple]:
+    """(label, ours ms, transformers ms or None) for the model run at ``tokens`` tokens."""
+    from attention_explorer.pretrained import model_run
+
+    text = text_of(loaded, tokens)
+    ids = list(loaded.tokenize(text).ids)
+    rows = []
+    for dtype in ("float32", "float64"):
+        mine = lambda d=dtype: model_run(loaded, text, dtype=d)  # noqa: E731
+        runner = _transformers_runner(loaded.folder, dtype) if use_torch else None
+        if runner is None:
+            rows.append((f"model run {dtype}, {len(ids)} tokens", median_ms(mine, repeat), None))
+            continue
+        ours, theirs = paired_ms(mine, lambda r=runner: r(ids), repeat)
+        rows.append((f"model run {dtype}, {len(ids)} tokens", ours, theirs))
+        if dtype == "float32":
+            with torch_threads(1):
+                ours, one = paired_ms(mine, lambda r=runner: r(ids), repeat)
+            rows.append((f"  transformers on 1 torch thread, {len(ids)} tokens", ours, one))
+    with all_blas_threads():
+        ours = median_ms(lambda: model_run(loaded, text), repeat)
+    rows.append((f"  all BLAS threads, float32, {len(ids)} tokens", ours, None))
+    return rows
+
+
+def edit_rows(loaded, tokens: int, repeat: int) -> list[tuple]:
+    """(label, ms, None): an edit in the first and the last layer, recomputed with reuse."""
+    from attention_explorer.pretrained import from_model, model_run
+
+    text = text_of(loaded, tokens)
+    base = model_run(loaded, text)
+    rows = []
+    for layer in (0, loaded.weights.n_layers - 1):
+        session = from_model(loaded, text, layer=layer)
+        W_Q = np.array(session.inputs.W_Q)  # [d, h*d_k]
+        W_Q[0, 0] += 1.0
+        edits = {layer: session.with_changes(inputs=replace(session.inputs, W_Q=W_Q))}
+        ms = median_ms(lambda e=edits: model_run(loaded, text, edits=e, reuse=base), repeat)
+        rows.append((f"edit in layer {layer}, recompute, {len(base.ids)} tokens", ms, None))
+    return rows
+
+
+def sweep_row(loaded, tokens: int) -> tuple:
+    """(label, ms, None) for the knockout sweep, with the estimate in the label."""
+    from attention_explorer.pretrained.sweep import run_sweep, sweep_estimate
+
+    text = text_of(loaded, tokens)
+    estimate = sweep_estimate(loaded, text)
+    result = run_sweep(loaded, text)
+    heads = result.changes.size
+    n = len(result.tokens)
+    return (
+        f"sweep, {heads} heads, {n} tokens (estimate {estimate:.2f} s)",
+        result.seconds * 1000,
+        None,
+    )
+
+
+def table(rows: list[tuple]) -> str:
+    """The printed table: ours, transformers and their ratio per row."""
+    head = f"{'what':<52} {'ours':>10} {'transformers':>13} {'ratio':>6}"
+    lines = [head, "-" * len(head)]
+    for label, ours, theirs in rows:
+        other = f"{theirs:>10.1f} ms" if theirs else f"{'-':>13}"
+        ratio = f"{ours / theirs:>6.2f}" if theirs else f"{'-':>6}"
+        lines.append(f"{label:<52} {ours:>7.1f} ms {other} {ratio}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark and print its table; returns the exit status."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="all-MiniLM-L6-v2")
+    parser.add_argument("--tokens", type=int, nargs="+", default=[32, 256])
+    parser.add_argument("--repeat", type=int, default=10, help="warm repeats per row")
+    parser.add_argument("--sweep-tokens", type=int, default=16)
+    parser.add_argument("--no-torch", action="store_true", help="skip transformers' rows")
+    args = parser.parse_args(argv)
+    from attention_explorer.calibration import calibration_line
+    from attention_explorer.pretrained import load_model
+
+    loaded = load_model(args.model)
+    w = loaded.weights
+    print(
+        f"{loaded.name}: {w.n_layers} layers x {w.heads} heads, d_model {w.d_model}, "
+        f"{os.cpu_count()} CPU cores; medians of {args.repeat} warm runs"
+    )
+    print(calibration_line())
+    rows = []
+    for tokens in args.tokens:
+        rows += run_rows(loaded, tokens, args.repeat, not args.no_torch)
+    rows += edit_rows(loaded, args.tokens[0], args.repeat)
+    rows.append(sweep_row(loaded, args.sweep_tokens))
+    print(table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

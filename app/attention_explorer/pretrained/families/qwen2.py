@@ -1,0 +1,38 @@
+"""Qwen2 and Qwen2.5: the Llama layout (pre-RMSNorm, RoPE, grouped-query attention, SwiGLU,
+final norm and LM head, ``Qwen2ForCausalLM`` tensor names) with biases on q, k and v (read
+from the checkpoint). Sliding-window layers (``use_sliding_window: true``, or a
+``layer_types`` entry other than ``full_attention``) are refused by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+
+from attention_explorer.pretrained.errors import ModelError
+from attention_explorer.pretrained.families.llama import ARCHITECTURE as LLAMA
+from attention_explorer.pretrained.families.llama import LLAMA_ACCEPTED, LLAMA_SIZES
+
+
+def check_layer_types(config: Mapping) -> None:
+    """Refuse a ``layer_types`` list with any layer other than ``full_attention``."""
+    kinds = config.get("layer_types") or ()
+    other = sorted({str(k) for k in kinds} - {"full_attention"})
+    if other:
+        raise ModelError(
+            "config",
+            f"config.json sets layer_types with {', '.join(other)}, which Qwen2 support here "
+            "does not implement (supported: full_attention)",
+        )
+
+
+ARCHITECTURE = replace(
+    LLAMA,
+    family="qwen2",
+    label="Qwen2/Qwen2.5 decoders (qwen2)",
+    model_types=("qwen2",),
+    sizes={**LLAMA_SIZES, "max_positions": ("max_position_embeddings", 32768)},
+    accepted={**LLAMA_ACCEPTED, "use_sliding_window": (False,)},
+    reads=("rope_theta", "rope_scaling", "sliding_window", "max_window_layers"),
+    extra_check=check_layer_types,
+)

@@ -1,0 +1,186 @@
+"""The model's forward pass, written once against the architecture record
+(:class:`~attention_explorer.pretrained.architecture.Architecture`): no code here asks which
+family it is.
+
+Post-norm (BERT)::
+
+    h = norm(word[ids] + position[0..n) + token_type[type_ids])         # [n, d]
+    a = attention(h);  h1 = norm(h + a);  h = norm(h1 + FFN(h1))         # per layer
+
+Pre-norm (GPT-2, Llama)::
+
+    h = word[ids] + position[0..n)                                      # [n, d]
+    a = attention(norm_1(h));  h = h + a;  h = h + FFN(norm_2(h))       # per layer
+
+with ``FFN(x) = act(x W_in + b_in) W_out + b_out`` (``mlp``) or
+``(act(x W_gate) * (x W_in)) W_out`` (``gated``), the norm a LayerNorm or an RMSNorm. The
+attention's X is what :func:`attention_input` returns: exactly what layer L's attention reads.
+Every function computes in the dtype of its input ``h`` (float32 or float64).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from attention_explorer.engine import AttentionConfig, AttentionInputs, Backend, compute
+from attention_explorer.engine.blas_threads import one_blas_thread
+from attention_explorer.pretrained.activations import ACTIVATIONS
+from attention_explorer.pretrained.architecture import scale_setting
+from attention_explorer.pretrained.rotary import rotary_parts
+from attention_explorer.pretrained.weights import LayerWeights, ModelWeights, Norm
+
+
+def layer_norm(x: np.ndarray, gamma: np.ndarray, beta, eps: float) -> np.ndarray:
+    """LayerNorm over the last axis: ``(x - mean) / sqrt(var + eps) * gamma + beta``."""
+    mean = x.mean(axis=-1, keepdims=True)  # [n, 1]
+    centred = x - mean  # [n, d]
+    var = (centred * centred).mean(axis=-1, keepdims=True)  # [n, 1]
+    out = centred / np.sqrt(var + eps) * gamma  # [n, d]
+    return out if beta is None else out + beta
+
+
+def rms_norm(x: np.ndarray, gamma: np.ndarray, beta, eps: float) -> np.ndarray:
+    """RMSNorm over the last axis: ``x / sqrt(mean(x²) + eps) * gamma`` (+ beta if any)."""
+    out = x / np.sqrt((x * x).mean(axis=-1, keepdims=True) + eps) * gamma  # [n, d]
+    return out if beta is None else out + beta
+
+
+_NORMS = {"layernorm": layer_norm, "rmsnorm": rms_norm}
+
+
+def norm(w: ModelWeights, x: np.ndarray, pair: Norm) -> np.ndarray:
+    """The family's norm (``w.arch.norm``) with parameters ``pair`` = (gamma, beta)."""
+    return _NORMS[w.arch.norm](x, pair[0], pair[1], w.eps)
+
+
+def _plus(x: np.ndarray, b) -> np.ndarray:
+    return x if b is None else x + b
+
+
+def _linear(x: np.ndarray, W: np.ndarray, b) -> np.ndarray:
+    """``x W + b`` with the bias added in place (no second temporary)."""
+    y = x @ W
+    if b is not None:
+        y += b
+    return y
+
+
+def embed(w: ModelWeights, ids, type_ids, dtype=np.float64) -> np.ndarray:
+    """The input of layer 0: token (+ position, + token type, then a norm if the family has
+    one). ``[n, d]`` in ``dtype``."""
+    n = len(ids)
+    h = w.word[np.asarray(ids)].astype(dtype)  # [n, d]
+    if w.position is not None:
+        h += w.position[:n]
+    if w.token_type is not None:
+        h += w.token_type[np.asarray(type_ids)]  # [n, d]
+    if w.ln_embed is not None:
+        h = norm(w, h, w.ln_embed)
+    return h
+
+
+def attention_input(w: ModelWeights, layer: int, h: np.ndarray) -> np.ndarray:
+    """What layer ``layer``'s attention reads from the hidden state ``h [n, d]``."""
+    if w.arch.norm_placement == "pre":
+        return norm(w, h, w.layers[layer].ln_attn)  # pre-norm: norm_1(h)
+    return h  # post-norm: the hidden state itself
+
+
+def attention_config(w: ModelWeights, layer: int) -> AttentionConfig:
+    """The engine's settings for layer ``layer``: heads, d_k, kv heads, mask and scale."""
+    scale, factor = scale_setting(w.scales[layer], w.d_k)
+    return AttentionConfig(
+        mode="projection",
+        heads=w.heads,
+        d_model=w.d_model,
+        d_k=w.d_k,
+        kv_heads=w.kv_heads if w.kv_heads != w.heads else None,
+        mask="causal" if w.causal else "none",
+        scale=scale,
+        scale_factor=factor,
+    )
+
+
+def attention_parts(w: ModelWeights, layer: int, x: np.ndarray):
+    """The engine's (config, inputs) for layer ``layer`` applied to ``x [n, d]``."""
+    if w.rope is not None:  # rotary families: direct mode with the rotated q and k
+        return rotary_parts(w, layer, x, scale_setting(w.scales[layer], w.d_k))
+    lw = w.layers[layer]
+    inputs = AttentionInputs(
+        X=x,
+        W_Q=lw.W_Q,
+        W_K=lw.W_K,
+        W_V=lw.W_V,
+        W_O=lw.W_O,
+        b_Q=lw.b_Q,
+        b_K=lw.b_K,
+        b_V=lw.b_V,
+        b_O=lw.b_O,
+    )
+    return attention_config(w, layer), inputs
+
+
+def feed_forward(w: ModelWeights, lw: LayerWeights, x: np.ndarray) -> np.ndarray:
+    """The feed-forward sublayer on ``x [n, d]``: ``[n, d]``."""
+    act = ACTIVATIONS[w.activation]
+    if w.arch.mlp == "gated":
+        inner = act(_linear(x, lw.W_gate, lw.b_gate)) * _linear(x, lw.W_in, lw.b_in)  # [n, d_ff]
+    else:
+        inner = act(_linear(x, lw.W_in, lw.b_in))  # [n, d_ff]
+    return _linear(inner, lw.W_out, lw.b_out)  # [n, d]
+
+
+def rest_of_layer(w: ModelWeights, layer: int, h: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """The layer after its attention output ``a [n, d]``: residuals, norms, feed-forward."""
+    lw = w.layers[layer]
+    if w.arch.norm_placement == "pre":
+        h = h + a  # [n, d]
+        return h + feed_forward(w, lw, norm(w, h, lw.ln_ffn))
+    h1 = norm(w, h + a, lw.ln_attn)  # [n, d]
+    return norm(w, h1 + feed_forward(w, lw, h1), lw.ln_ffn)
+
+
+def output_logits(w: ModelWeights, h: np.ndarray) -> np.ndarray | None:
+    """The output head on the last hidden state ``h [n, d]``: logits ``[n, vocab]``, or None
+    when the checkpoint has no head (a sentence-embedding model such as MiniLM)."""
+    head = w.head
+    if head is None:
+        return None
+    if head.kind == "mlm":
+        x = ACTIVATIONS[w.activation](_plus(h @ head.W_dense, head.b_dense))  # [n, d]
+        x = norm(w, x, head.norm)
+    else:
+        x = norm(w, h, head.norm) if head.norm is not None else h  # [n, d]
+    logits = x @ head.decoder.T.astype(h.dtype, copy=False)  # [n, vocab]
+    return _plus(logits, head.bias)
+
+
+def run_layers(
+    w: ModelWeights,
+    ids,
+    type_ids,
+    stop: int,
+    backend: Backend | None = None,
+    keep_weights: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Run layers ``0 .. stop-1`` through the engine in float64; return the hidden state
+    after them ``[n, d]`` and, with ``keep_weights``, each layer's weights ``[heads, n, n]``.
+
+    ``progress(done, stop)`` is called after each layer (for a progress bar).
+    """
+    weights: list[np.ndarray] = []
+    stages = ("weights", "output") if keep_weights else ("output",)
+    with one_blas_thread():
+        h = embed(w, ids, type_ids)
+        for layer in range(stop):
+            config, inputs = attention_parts(w, layer, attention_input(w, layer, h))
+            trace = compute(inputs, config, backend, dtype="float64", stages=stages)
+            if keep_weights:
+                weights.append(trace.stages["weights"])
+            h = rest_of_layer(w, layer, h, trace.stages["output"])
+            if progress is not None:
+                progress(layer + 1, stop)
+    return h, weights

@@ -1,0 +1,286 @@
+"""The model run: the text through every layer to the model's output, with any layer's
+attention replaced by an edited session and any head knocked out.
+
+``model_run(model, text, edits={2: session}, knockout=[(4, 7)])`` returns a :class:`ModelRun`.
+An edited layer's attention block is the session computed by the engine (whatever was
+changed in it: X, W_Q…W_O, Q/K/V, the mask, temperature, normaliser); the residual stream
+around it is the model's own hidden state. Given ``reuse=`` an earlier run of the same model
+and text, the layers before the first one whose edit or knockout changed are taken from it,
+so an edit in layer L recomputes from L only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+
+import numpy as np
+
+from attention_explorer.engine import AttentionInputError
+from attention_explorer.engine.blas_threads import one_blas_thread
+from attention_explorer.pretrained.api import LoadedModel, _backend, load_model
+from attention_explorer.pretrained.errors import ModelError
+from attention_explorer.pretrained.forward import (
+    attention_input,
+    attention_parts,
+    embed,
+    output_logits,
+    rest_of_layer,
+)
+from attention_explorer.pretrained.kernel import attend, attend_engine, cast_weights
+from attention_explorer.pretrained.output import RunOutputs
+from attention_explorer.pretrained.weights import ModelWeights
+from attention_explorer.session.document import SessionData
+
+DTYPES = ("float32", "float64")
+
+
+@dataclass(frozen=True, eq=False)
+class ModelRun(RunOutputs):
+    """One run of a model on a text.
+
+    ``attentions [layers, heads, n, n]``; ``hidden [layers + 1, n, d]``: the residual stream
+    after the embeddings and after each layer (before any final norm); ``logits [n, vocab]``
+    or None when the checkpoint has no output head. ``recomputed_from`` is the first layer
+    this call computed (earlier ones came from ``reuse``).
+    """
+
+    model: LoadedModel
+    text: str
+    tokens: tuple[str, ...]
+    ids: tuple[int, ...]
+    attentions: np.ndarray  # [layers, heads, n, n]
+    hidden: np.ndarray  # [layers + 1, n, d]
+    logits: np.ndarray | None  # [n, vocab]
+    edits: Mapping[int, SessionData] = field(default_factory=dict)
+    knockout: tuple[tuple[int, int], ...] = ()
+    dtype: str = "float32"
+    backend: str = "numpy"
+    recomputed_from: int = 0
+    signatures: tuple[str, ...] = ()
+
+    @property
+    def n_layers(self) -> int:
+        """Number of layers."""
+        return int(self.attentions.shape[0])
+
+    @property
+    def n_heads(self) -> int:
+        """Heads per layer."""
+        return int(self.attentions.shape[1])
+
+
+@lru_cache(maxsize=8)
+def _multipliers(size: int) -> np.ndarray:
+    """``size`` fixed random odd 64-bit integers (the keys of :func:`_digest`'s hash)."""
+    return np.random.default_rng(size).integers(0, 2**63, size, dtype=np.uint64) * 2 + 1
+
+
+def _fingerprint(a) -> int:
+    """A 64-bit hash of an array's values: ``sum(bits_i * odd_i) mod 2**64``. Changing any
+    one value always changes it (an odd multiplier is invertible mod 2**64); several changes
+    collide with probability 2**-64. A copy-free pass, far cheaper than a byte hash."""
+    bits = np.ascontiguousarray(a, dtype=np.float64).reshape(-1).view(np.uint64)  # [size]
+    return int(np.dot(bits, _multipliers(bits.size)))  # uint64 arithmetic wraps mod 2**64
+
+
+def _digest(session: SessionData) -> str:
+    """What an edit is: the session's settings and a fingerprint of every input array."""
+    parts = [json.dumps(session.config.to_dict(), sort_keys=True, default=str)]
+    for name in ("X", "W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O", "Q", "K", "V"):
+        value = getattr(session.inputs, name, None)
+        if value is not None:
+            parts.append(f"{name}{np.shape(value)}:{_fingerprint(value):x}")
+    return hashlib.blake2b("|".join(parts).encode(), digest_size=16).hexdigest()
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def check_knockout(w: ModelWeights, name: str, knockout) -> dict[int, tuple[int, ...]]:
+    """``knockout`` as {layer: heads}; a ModelError naming any head that does not exist."""
+    by_layer: dict[int, set[int]] = {}
+    for pair in knockout or ():
+        ok = isinstance(pair, (tuple, list)) and len(pair) == 2 and all(map(_is_int, pair))
+        layer, head = pair if ok else (-1, -1)
+        if not (0 <= layer < w.n_layers and 0 <= head < w.heads):
+            raise ModelError(
+                "knockout",
+                f"cannot knock out {pair!r}: {name} has layers 0..{w.n_layers - 1} and heads "
+                f"0..{w.heads - 1}; give (layer, head) pairs",
+            )
+        by_layer.setdefault(int(layer), set()).add(int(head))
+    return {layer: tuple(sorted(heads)) for layer, heads in by_layer.items()}
+
+
+def check_edits(w: ModelWeights, name: str, edits, n: int) -> dict[int, SessionData]:
+    """``edits`` as {layer: session}; a ModelError for a layer out of range or a session that
+    does not fit this model and text."""
+    checked = {}
+    for layer, session in dict(edits or {}).items():
+        if not _is_int(layer):
+            raise ModelError("edit", f"an edit's layer must be an integer, not {layer!r}")
+        if not 0 <= layer < w.n_layers:
+            raise ModelError(
+                "edit", f"no layer {layer} to edit: {name} has layers 0..{w.n_layers - 1}"
+            )
+        if not isinstance(session, SessionData):
+            raise ModelError("edit", f"the edit of layer {layer} must be a session (from_model)")
+        if len(session.tokens) != n or session.config.d_model != w.d_model:
+            raise ModelError(
+                "edit",
+                f"the session edited for layer {layer} has {len(session.tokens)} tokens and "
+                f"d_model {session.config.d_model}; this run has {n} tokens and d_model "
+                f"{w.d_model}: open the session from the same model and text",
+            )
+        checked[int(layer)] = session
+    return checked
+
+
+def _weights(loaded: LoadedModel, dtype: str) -> ModelWeights:
+    if dtype not in loaded.cast:
+        loaded.cast[dtype] = cast_weights(loaded.weights, np.dtype(dtype))
+    return loaded.cast[dtype]
+
+
+def _reusable(reuse, loaded, ids, dtype, backend, signatures) -> int:
+    """How many leading layers of ``reuse`` this run can take unchanged."""
+    if not isinstance(reuse, ModelRun) or reuse.model is not loaded or reuse.ids != ids:
+        return 0
+    if (reuse.dtype, reuse.backend) != (dtype, backend):
+        return 0
+    same = 0
+    while same < len(signatures) and reuse.signatures[same] == signatures[same]:
+        same += 1
+    return same
+
+
+@dataclass
+class _Plan:
+    w: ModelWeights
+    edits: dict
+    knocked: dict
+    backend: object
+    dtype: str
+    signatures: tuple[str, ...]
+    base: Callable[[], ModelRun]  # the run with no edits and no knockouts (computed lazily)
+
+    def edited_inputs(self, layer: int, session: SessionData, h: np.ndarray):
+        """The session's inputs, its X moved by whatever changed upstream: ``X = x_run +
+        (session.X - x_original)``, so an edit of X is kept and an earlier edit or knockout
+        still reaches this layer. With nothing changed upstream, the session's X as it is."""
+        if session.inputs.X is None or not any(self.signatures[:layer]):
+            return session.inputs
+        x_run = attention_input(self.w, layer, h)  # [n, d]
+        x_original = attention_input(self.w, layer, self.base().hidden[layer])  # [n, d]
+        delta = np.asarray(session.inputs.X, dtype=np.float64) - x_original
+        return replace(session.inputs, X=x_run + delta)
+
+    def layer(self, layer: int, h: np.ndarray, out: np.ndarray):
+        """Layer ``layer`` on ``h [n, d]``: its weights ``[heads, n, n]`` (in ``out`` when
+        computed here) and the new ``h``."""
+        knocked = self.knocked.get(layer, ())
+        session = self.edits.get(layer)
+        if session is not None:
+            inputs = self.edited_inputs(layer, session, h)
+            p, a = attend_engine(session.config, inputs, self.backend, self.dtype, knocked)
+        elif self.backend is None:
+            p, a = attend(self.w, layer, attention_input(self.w, layer, h), knocked, out)
+        else:
+            config, inputs = attention_parts(self.w, layer, attention_input(self.w, layer, h))
+            p, a = attend_engine(config, inputs, self.backend, self.dtype, knocked)
+        return p, rest_of_layer(self.w, layer, h, a.astype(h.dtype, copy=False))
+
+
+def _base_run(loaded: LoadedModel, text: str, backend: str, dtype: str):
+    """A function giving the unedited run of ``text`` (kept: the 4 latest per model)."""
+
+    def base() -> ModelRun:
+        key = ("base", text, backend, dtype)
+        if key not in loaded.cast:
+            for old in [k for k in loaded.cast if k[0] == "base"][:-3]:
+                del loaded.cast[old]
+            loaded.cast[key] = model_run(loaded, text, backend=backend, dtype=dtype)
+        return loaded.cast[key]
+
+    return base
+
+
+def model_run(
+    model: str | os.PathLike | LoadedModel,
+    text: str,
+    edits: Mapping[int, SessionData] | None = None,
+    knockout: Iterable[tuple[int, int]] | None = None,
+    backend: str = "numpy",
+    dtype: str = "float32",
+    reuse: ModelRun | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> ModelRun:
+    """Run ``text`` through every layer of ``model`` to its output; see the module docstring.
+
+    ``edits`` maps a layer to a session (from ``from_model``, then edited); ``knockout`` lists
+    (layer, head) pairs whose heads contribute nothing to concat·W_O. ``dtype`` is float32
+    (fast) or float64 (parity with transformers). ``progress(done, layers)`` is called after
+    each computed layer. Raises :class:`ModelError` with one clear message for any problem.
+    """
+    if dtype not in DTYPES:
+        raise ModelError("dtype", f"dtype {dtype!r} is not one of {', '.join(DTYPES)}")
+    loaded = load_model(model)
+    toks = loaded.tokenize(text)
+    w = _weights(loaded, dtype)
+    n = len(toks.ids)
+    knocked = check_knockout(w, loaded.name, knockout)
+    edit_map = check_edits(w, loaded.name, edits, n)
+    signatures = tuple(
+        f"{knocked.get(i, ()) or ''}{_digest(edit_map[i]) if i in edit_map else ''}"
+        for i in range(w.n_layers)
+    )
+    engine = _backend(backend)
+    base = _base_run(loaded, text, backend, dtype) if (edit_map or knocked) else None
+    plan = _Plan(
+        w, edit_map, knocked, None if engine.name == "numpy" else engine, dtype, signatures, base
+    )
+    start = _reusable(reuse, loaded, toks.ids, dtype, backend, signatures)
+    attentions = np.empty((w.n_layers, w.heads, n, n), dtype=dtype)
+    hidden = np.empty((w.n_layers + 1, n, w.d_model), dtype=dtype)
+    if start:
+        attentions[:start], hidden[: start + 1] = (
+            reuse.attentions[:start],
+            reuse.hidden[: start + 1],
+        )
+    else:
+        hidden[0] = embed(w, toks.ids, toks.type_ids, np.dtype(dtype))
+    # One BLAS thread: on 2 busy cores a MiniLM run took 432 ms at 13 tokens with the default
+    # threads and 21 ms with one; 318 / 82 ms at 244 tokens (models/bench.py measures it).
+    try:
+        with one_blas_thread():
+            for layer in range(start, w.n_layers):
+                p, hidden[layer + 1] = plan.layer(layer, hidden[layer], attentions[layer])
+                if p is not attentions[layer]:
+                    attentions[layer] = p
+                if progress is not None:
+                    progress(layer + 1, w.n_layers)
+            reused = start == w.n_layers and reuse.logits is not None
+            logits = reuse.logits if reused else output_logits(w, hidden[-1])
+    except AttentionInputError as exc:  # e.g. torch asked for but not installed
+        raise ModelError("backend", str(exc)) from None
+    return ModelRun(
+        model=loaded,
+        text=text,
+        tokens=toks.tokens,
+        ids=toks.ids,
+        attentions=attentions,
+        hidden=hidden,
+        logits=logits,
+        edits=edit_map,
+        knockout=tuple(sorted((ly, hd) for ly, heads in knocked.items() for hd in heads)),
+        dtype=dtype,
+        backend=str(backend),
+        recomputed_from=start,
+        signatures=signatures,
+    )
