@@ -100,7 +100,7 @@ def _mask_caption(name: str, config, trace) -> str:
 
 
 def _rotary_caption(name: str, config, trace) -> str:
-    return f"rotate by\nposition (θ={config.rope_theta:g})"
+    return f"rotate by\nposition\n(θ={config.rope_theta:g})"
 
 
 def _normalizer_caption(name: str, config, trace) -> str:
