@@ -31,3 +31,24 @@ def test_choosing_rope_shows_the_rotated_views(qtbot, window):
     assert not np.allclose(window.stages.view("scores").frame.image, before)  # rotated scores
     cell = explain(trace, "Q_rot", window.session.selected_head, 1, 0)
     assert "angle = position 1" in cell.steps[0].title
+
+
+def test_the_pair_view_shows_the_rotated_q_and_k_under_rope(qtbot, tmp_path, dialogs):
+    from window_fixtures import explorer_window
+
+    from attention_explorer.session import resize, starter_session
+
+    with explorer_window(qtbot, tmp_path) as win:
+        data = resize.set_mode(starter_session(), "direct")
+        win.document.replace(data.with_changes(config=data.config.with_changes(positional="rope")))
+        qtbot.waitUntil(lambda: win.live.trace.config.positional == "rope", timeout=RECOMPUTE_MS)
+        walk, pair = win.walkthrough, win.dot_product
+        walk.restart()
+        while walk.current().key != "scores":
+            walk.go_next()
+        head, row, col = pair.pair
+        trace = win.live.trace
+        np.testing.assert_allclose(pair.canvas.q, trace.stage("Q_rot", head)[row])
+        np.testing.assert_allclose(pair.canvas.k, trace.stage("K_rot", head)[col])
+        assert np.isclose(pair.canvas.products.sum(), trace.stage("scores", head)[row, col])
+        assert not pair.q_box.isEnabled()  # rotated values are not typed: not edited here
