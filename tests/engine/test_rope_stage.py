@@ -18,7 +18,7 @@ from attention_explorer.engine.compute import compute
 from attention_explorer.engine.errors import AttentionInputError
 from attention_explorer.engine.explain import explain
 from attention_explorer.engine.inputs import AttentionInputs
-from attention_explorer.engine.rope import apply_rope
+from attention_explorer.engine.rope import RopeScaling, apply_rope
 from attention_explorer.session import loads_session
 from attention_explorer.session.file_format import dumps_session
 
@@ -191,15 +191,18 @@ def test_explain_shows_the_angle_with_its_cos_and_sin():
     assert score.value == pytest.approx(float(trace["Q_rot"][0, 2] @ trace["K_rot"][0, 1]))
 
 
-def test_rope_matches_the_pure_function_with_scaling():
+@pytest.mark.parametrize("kind", ["linear", "llama3"])
+def test_rope_matches_the_pure_function_with_scaling(kind):
     rng = np.random.default_rng(5)
     Q, K, V = (rng.normal(size=(1, N, D_K)) for _ in range(3))
     config = AttentionConfig(
-        d_model=D_K, positional="rope", rope_theta=500.0, rope_scaling="linear", rope_factor=4.0
+        d_model=D_K, positional="rope", rope_theta=500000.0, rope_scaling=kind, rope_factor=8.0
     )
     trace = compute(AttentionInputs(Q=Q, K=K, V=V), config, dtype="float64")
-    scaling = config.rope_scaling_record()
-    np.testing.assert_allclose(trace["Q_rot"], apply_rope(Q, theta=500.0, scaling=scaling))
+    scaling = RopeScaling(kind, factor=8.0)  # llama3: Llama 3.1's low/high/original defaults
+    expected = apply_rope(Q, theta=500000.0, scaling=scaling)
+    np.testing.assert_allclose(trace["Q_rot"], expected)
+    assert _gap(expected, apply_rope(Q, theta=500000.0)) > 1e-6  # the scaling matters
 
 
 @pytest.mark.parametrize(
