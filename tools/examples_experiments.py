@@ -323,3 +323,54 @@ def identical_embeddings() -> dict:
         ),
         try_={"positional": "sinusoidal"},
     )
+
+
+# -- Positions: RoPE's relative-position property, against sinusoidal positions added to X ---------
+POSITIONS = "Positions"
+
+
+def shifted_positions(positional: str) -> dict:
+    """Shift every position by 5: RoPE's scores stay, sinusoidal ones (added to X) change."""
+    rng = np.random.default_rng(19)
+    tokens = ["the", "cat", "sat", "on", "mat"]
+    X = np.round(rng.normal(size=(5, 8)), 2)  # [n, d_model]
+    W = [np.round(rng.normal(scale=0.5, size=(8, 8)), 2) for _ in range(3)]  # [8, 8] each
+    rope = positional == "rope"
+    d = doc(
+        "positions-rope-shift" if rope else "positions-sinusoidal-shift",
+        title=(
+            "RoPE: shift every position, the scores stay"
+            if rope
+            else "Sinusoidal: shift every position, the scores change"
+        ),
+        group=POSITIONS,
+        order=180 if rope else 185,
+        description=(
+            "Rotary positions (RoPE, θ = 10000): each head's q and k are turned by their "
+            "position, so a score depends only on how far apart two tokens are."
+            if rope
+            else "Sinusoidal positions P are added to X before the projections, so each "
+            "token's q and k carry where it sits, not only how far apart two tokens are."
+        )
+        + " The one-click experiment starts every position at 5 instead of 0.",
+        tokens=tokens,
+        config={"heads": 2, "d_model": 8, "mask": "causal", "positional": positional},
+        inputs=projection(f64, X, *W),
+        question="What happens to the scores if every position is shifted by 5?",
+        expect=(
+            "Q′ and K′ change (every vector turns further) but every score stays the same: "
+            "both turn by the same extra angle."
+            if rope
+            else "The scores change: P added to X moves each q and k by a different amount, "
+            "unlike RoPE (see the RoPE example beside this one)."
+        ),
+        try_={"position_offset": 5},
+    )
+    before = trace_of(d).stage("scores", 0)[4]
+    after = trace_of(d, position_offset=5).stage("scores", 0)[4]
+    note(
+        d,
+        "The scores of 'mat' (head 0), positions from 0 and from 5.",
+        f"From 0: {vec(before, 4)}; from 5: {vec(after, 4)}.",
+    )
+    return d

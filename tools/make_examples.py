@@ -48,6 +48,8 @@ def build_all() -> list[dict]:
         experiments.padding_mask(),
         *experiments.checkpoints(),
         experiments.identical_embeddings(),
+        experiments.shifted_positions("rope"),
+        experiments.shifted_positions("sinusoidal"),
         basic.heads_not_dividing(toy),
         basic.minilm_it_cat(),
     ]

@@ -25,7 +25,11 @@ def _projected(trace) -> bool:
 
 
 def _positions(trace) -> bool:
-    return _projected(trace) and trace.config.positional != "none"
+    return trace.config.added_positions
+
+
+def _rotary(trace) -> bool:
+    return trace.config.positional == "rope"
 
 
 def _output(trace) -> bool:
@@ -41,7 +45,11 @@ def _combined(trace) -> bool:
 SHOWN: dict[str, tuple[Callable[[object], bool], str]] = {
     "always": (lambda trace: True, "every computation has it"),
     "projection": (_projected, "it exists only in projection mode (typed Q, K, V have no X)"),
-    "positions": (_positions, "it exists only with positional encoding on, in projection mode"),
+    "positions": (
+        _positions,
+        "it exists only with a sinusoidal or learned encoding added to X, in projection mode",
+    ),
+    "rotary": (_rotary, "it exists only with rotary positions (RoPE) on"),
     "cross": (
         lambda trace: _projected(trace) and trace.config.attention == "cross",
         "it exists only in cross-attention, in projection mode",
@@ -91,6 +99,10 @@ def _mask_caption(name: str, config, trace) -> str:
     return f"mask\n({config.mask})"
 
 
+def _rotary_caption(name: str, config, trace) -> str:
+    return f"rotate by\nposition\n(θ={config.rope_theta:g})"
+
+
 def _normalizer_caption(name: str, config, trace) -> str:
     per = "cell" if config.normalizer == "sigmoid" else "row"
     return f"{config.normalizer}\nper {per}"
@@ -102,6 +114,7 @@ CAPTIONS: dict[str, Callable[[str, object, object], str]] = {
     "scale": _scale_caption,
     "mask": _mask_caption,
     "normalizer": _normalizer_caption,
+    "rotary": _rotary_caption,
 }
 
 
@@ -116,6 +129,16 @@ def caption(name: str, trace=None, config=None) -> str:
     return CAPTIONS[entry.caption_rule](name, config, trace)
 
 
+def _rope_words(trace) -> list[str]:
+    config = trace.config
+    words = [f"RoPE θ {config.rope_theta:g}"]
+    if config.rope_scaling != "default":
+        words.append(f"{config.rope_scaling} scaling × {config.rope_factor:g}")
+    if config.position_offset:
+        words.append(f"positions from {config.position_offset}")
+    return words
+
+
 def _scale_words(trace) -> list[str]:
     words = [f"scale {trace.scale:.4g}"]
     if trace.config.temperature != 1.0:
@@ -128,6 +151,7 @@ SETTINGS: dict[str, Callable[[object], list[str]]] = {
     "scale": _scale_words,
     "mask": lambda t: [f"{t.config.mask} mask" if t.config.mask != "none" else "no mask"],
     "normalizer": lambda t: [t.config.normalizer],
+    "rope": _rope_words,
     "heads": lambda t: [f"{t.config.heads} heads × d_v {t.config.value_dim}"],
 }
 

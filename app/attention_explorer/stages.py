@@ -1,7 +1,8 @@
 """The stage catalogue: the ONE place that says what each stage is and how it reads.
 
 ``X`` is the input as typed; with positional encoding on, ``positions`` is P and ``X_pos`` is
-X + P, the matrix the projections read (both absent when positions are off).
+X + P, the matrix the projections read (both absent when positions are off). With RoPE,
+``Q_rot`` and ``K_rot`` are Q and K turned by position: what the scores read.
 
 The window's views, the exports, the walkthrough and the command line's help all read this
 module; none of them keeps its own list of titles, colour levels, shrink rules or number
@@ -187,6 +188,27 @@ CATALOGUE: dict[str, Stage] = {
                 ("Q", "queries Q", _QUERY_DIMS),
                 ("K", "keys K", _KEY_DIMS),
                 ("V", "values V", _KEY_DIMS),
+            )
+        ),
+        *(
+            _per_head(
+                f"{name}_rot",
+                f"{title} after rotation",
+                f"{name} turned pair by pair by position × frequency (RoPE)",
+                axes,
+                "free",
+                group="inputs",
+                when="rotary",
+                caption="rotate by\nposition",
+                caption_rule="rotary",
+                upstream=("rope",),
+                explain="rotary",
+                aliases=(f"{name.lower()}_rotated", f"rotated_{name.lower()}"),
+                short=f"{name}′",
+            )
+            for name, title, axes in (
+                ("Q", "queries Q", _QUERY_DIMS),
+                ("K", "keys K", _KEY_DIMS),
             )
         ),
         _per_head(

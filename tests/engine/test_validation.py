@@ -99,7 +99,7 @@ def test_d_model_not_divisible_by_heads_lists_the_divisors():
         ({"mask": "diagonal"}, "mask", ["none, causal, padding, custom"]),
         ({"scale": "log"}, "scale", ["sqrt_dk, none, custom"]),
         ({"normalizer": "relu"}, "normalizer", ["softmax, sparsemax, sigmoid"]),
-        ({"positional": "rope"}, "positional", ["none, sinusoidal, learned"]),
+        ({"positional": "alibi"}, "positional", ["none, sinusoidal, learned, rope"]),
         ({"attention": "global"}, "attention", ["self, cross"]),
         ({"scale": "custom", "scale_factor": 0.0}, "scale_factor", ["positive finite"]),
         ({"scale": "custom", "scale_factor": -1.0}, "scale_factor", ["positive finite"]),

@@ -86,8 +86,10 @@ def make_case(n: int, seed: int = 0) -> tuple[AttentionConfig, AttentionInputs]:
 
 # -- hand-written references ----------------------------------------------------------------
 #: The stages both references return, in pipeline order (the order of their ``every`` tuples):
-#: the catalogue's, less the positional and cross-attention inputs they do not use.
-REFERENCE_STAGES = tuple(s for s in CATALOGUE if s not in ("positions", "X_pos", "X_kv"))
+#: the catalogue's, less the positional, rotary and cross-attention inputs they do not use.
+REFERENCE_STAGES = tuple(
+    s for s in CATALOGUE if s not in ("positions", "X_pos", "X_kv", "Q_rot", "K_rot")
+)
 
 
 def reference_numpy(

@@ -60,6 +60,7 @@ def trace_bytes(
     square = heads_kept * SQUARE_STAGES_KEPT * shown * item  # [s, n, m] x the square stages
     mask = cells  # [n, m] bool
     dk, dv = config.head_dim, config.value_dim
+    dk *= 2 if config.positional == "rope" else 1  # RoPE keeps q and k before and after
     vectors = (n_queries + n_keys) * (config.heads * (dk + dv) + 2 * config.d_model) * item
     return square + mask + vectors + min(WORKING_BYTES, 2 * cells * 8)
 

@@ -2,6 +2,7 @@
 
     X_pos   = X + P (with positional encoding on)     [n, d_model]
     Q, K, V = project, split heads                    [s, n|m, d]
+    Q_rot, K_rot = rotate q and k by position (RoPE)  [s, n|m, d_k]
     scaled  = score, scale                            [s, n, m]
     masked  = mask                                    [s, n, m]
     weights = normalise                               [s, n, m]
@@ -28,7 +29,7 @@ from attention_explorer.engine.budget import check_budget
 from attention_explorer.engine.cache import EngineCache
 from attention_explorer.engine.config import AttentionConfig
 from attention_explorer.engine.errors import AttentionInputError, ComputeOverflow
-from attention_explorer.engine.head_inputs import projected_heads, typed_heads
+from attention_explorer.engine.head_inputs import projected_heads, rotated_heads, typed_heads
 from attention_explorer.engine.inputs import AttentionInputs, resolve_config, validate_inputs
 from attention_explorer.engine.mask import allowed_mask
 from attention_explorer.engine.preview import StagePreview, preview_of, wants_preview
@@ -130,6 +131,8 @@ class _Plan:
 
 
 def _plan(config: AttentionConfig, keep: frozenset[str], selected, n, m, preview) -> _Plan:
+    if not config.rotary:  # only RoPE has rotated q and k
+        keep = keep - {name for name in keep if stage(name).when == "rotary"}
     need_all = bool({"concat", "output"} & keep)
     need_head_outputs = need_all or "head_outputs" in keep
     run_heads = tuple(range(config.heads)) if need_all else selected
@@ -185,6 +188,10 @@ def _run(inputs, config, lib: ArrayLib, n: int, m: int, plan: _Plan, cache):
     steps.require_finite(
         lib.xp, "the projections Q, K, V", *(a for a in (Q, K, V) if a is not None)
     )
+    unrotated = None
+    if config.rotary:  # the attention core reads the rotated q and k from here on
+        unrotated = (Q, K)
+        Q, K = rotated_heads(lib, config, Q, K)  # [s, n, d_k], [s, m, d_k]
     allowed = allowed_mask(config, n, m, cache)  # [n, m] bool
     fully_masked = tuple(int(i) for i in np.flatnonzero(~allowed.any(axis=1)))
     if "mask" in plan.keep:
@@ -193,7 +200,9 @@ def _run(inputs, config, lib: ArrayLib, n: int, m: int, plan: _Plan, cache):
             previews["mask"] = preview_of(allowed, stage("mask").shrink, plan.preview, cache)
     if plan.preview is not None and cache is not None:
         cache.pool.clear()  # a previewed pass keeps no [n, m] stage: unused pooled blocks go back
-    sink, head_outputs = _attend(lib, config, Q, K, V, allowed, bool(fully_masked), plan, cache)
+    sink, head_outputs = _attend(
+        lib, config, (Q, K, V, unrotated), allowed, bool(fully_masked), plan, cache
+    )
     sink.finish(kept, previews)
     del sink
     if plan.need_all:
@@ -201,7 +210,7 @@ def _run(inputs, config, lib: ArrayLib, n: int, m: int, plan: _Plan, cache):
     return kept, previews, fully_masked
 
 
-def _attend(lib: ArrayLib, config, Q, K, V, allowed_np, any_fully_masked, plan: _Plan, cache):
+def _attend(lib: ArrayLib, config, qkv, allowed_np, any_fully_masked, plan: _Plan, cache):
     """Score, scale, mask, normalise and combine, a chunk of heads at a time.
 
     Each chunk goes through its query rows a block at a time (:func:`row_block`): every step
@@ -210,8 +219,10 @@ def _attend(lib: ArrayLib, config, Q, K, V, allowed_np, any_fully_masked, plan: 
     the kept stages, or their previews). Each block goes to a sink (:mod:`.sinks`): the full
     stages, or their previews when the plan previews. Returns the sink (its ``finish`` puts
     the kept stages in place) and the head outputs per chunk (``[c, n, d_v]`` each, empty
-    when not needed).
+    when not needed). ``qkv`` is (Q, K, V, unrotated): with RoPE, Q and K are the rotated
+    ones and ``unrotated`` the (Q, K) before rotation (kept as the Q and K stages).
     """
+    Q, K, V, unrotated = qkv
     n, m = allowed_np.shape
     allowed = lib.asbool(allowed_np)  # [n, m]
     factor = config.scale_value() / config.temperature
@@ -249,7 +260,10 @@ def _attend(lib: ArrayLib, config, Q, K, V, allowed_np, any_fully_masked, plan: 
             steps.require_finite(lib.xp, "the head outputs", head_out)
         if plan.need_head_outputs:
             head_outputs.append(head_out)
-        sink.end_chunk({"Q": q, "K": k, "V": v, "head_outputs": head_out})
+        values = {"Q": q, "K": k, "V": v, "head_outputs": head_out}
+        if unrotated is not None:  # [c, n|m, d_k] each
+            values.update(Q=unrotated[0][chunk], K=unrotated[1][chunk], Q_rot=q, K_rot=k)
+        sink.end_chunk(values)
         del outs, head_out
     return sink, head_outputs
 

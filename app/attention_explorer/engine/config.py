@@ -8,6 +8,7 @@ from types import MappingProxyType
 from typing import Literal, get_args
 
 from attention_explorer.engine.errors import AttentionInputError
+from attention_explorer.engine.rope import RopeScaling
 
 # The option lists, declared once: the session format (session/schema.py), the controls and
 # the walkthrough read these aliases and :data:`OPTIONS`.
@@ -15,7 +16,7 @@ Mode = Literal["direct", "projection"]
 MaskKind = Literal["none", "causal", "padding", "custom"]
 ScaleRule = Literal["sqrt_dk", "none", "custom"]
 Normalizer = Literal["softmax", "sparsemax", "sigmoid"]
-Positional = Literal["none", "sinusoidal", "learned"]
+Positional = Literal["none", "sinusoidal", "learned", "rope"]
 AttentionKind = Literal["self", "cross"]
 
 #: The learner-facing label of every option of every choice setting, in menu order.
@@ -34,6 +35,7 @@ OPTIONS = MappingProxyType(
             "none": "None",
             "sinusoidal": "Sinusoidal",
             "learned": "Learned (seeded)",
+            "rope": "Rotary (RoPE)",
         },
         "attention": {"self": "Self-attention", "cross": "Cross-attention"},
     }
@@ -106,6 +108,10 @@ class AttentionConfig:
     mask: ``none``; ``causal`` (query i sees keys j <= i); ``padding`` (keys listed in
     ``padded_keys`` are hidden from every query); ``custom`` (``custom_mask[i][j]`` True means
     query i may attend to key j).
+    positional: ``sinusoidal`` and ``learned`` add a table P to X (projection mode only);
+    ``rope`` rotates each head's q and k by position (``rope_theta``; ``rope_scaling``
+    ``linear`` or ``llama3`` with ``rope_factor``), in both modes, and adds nothing to X.
+    Positions are ``position_offset`` + 0 .. n-1 (RoPE and sinusoidal; keys likewise).
     scale: ``sqrt_dk`` multiplies scores by 1/sqrt(d_k); ``none`` by 1; ``custom`` by
     ``scale_factor``. The scaled stage is then divided by ``temperature``.
     """
@@ -125,8 +131,12 @@ class AttentionConfig:
     normalizer: Normalizer = "softmax"
     positional: Positional = "none"
     positional_seed: int = 0
+    rope_theta: float = 10000.0
+    position_offset: int = 0
     attention: AttentionKind = "self"
     use_output_projection: bool = True
+    rope_scaling: str = "default"
+    rope_factor: float = 1.0
 
     # -- derived sizes ---------------------------------------------------------------------
     @property
@@ -244,17 +254,58 @@ class AttentionConfig:
                 f"key/value heads; try {options}",
             )
 
+    @property
+    def rotary(self) -> bool:
+        """True when q and k are rotated by position (RoPE)."""
+        return self.positional == "rope"
+
+    @property
+    def added_positions(self) -> bool:
+        """True when a position table P is added to X (sinusoidal or learned)."""
+        return self.mode == "projection" and self.positional in ("sinusoidal", "learned")
+
     def _validate_positional(self) -> None:
+        if isinstance(self.position_offset, bool) or not isinstance(self.position_offset, int):
+            raise AttentionInputError(
+                "position_offset", f"{self.position_offset!r} must be a whole number"
+            )
+        if not 0 <= self.position_offset <= 10**7:
+            raise AttentionInputError(
+                "position_offset", f"{self.position_offset} must be between 0 and 10000000"
+            )
+        if self.rotary:
+            self._validate_rope()
+            return
         if self.mode == "direct" and self.positional != "none":
             raise AttentionInputError(
                 "positional",
                 "positional encodings are added to embeddings X, which direct mode does not "
-                "have; choose 'none' or switch to projection mode",
+                "have; choose 'none' or 'rope', or switch to projection mode",
             )
         if self.mode == "projection" and self.positional == "sinusoidal" and self.d_model % 2:
             raise AttentionInputError(
                 "positional", f"sinusoidal encoding needs an even d_model, got {self.d_model}"
             )
+
+    def _validate_rope(self) -> None:
+        """RoPE turns pairs of dimensions: an even d_k, a base above 1, a known scaling."""
+        if self.head_dim % 2:
+            raise AttentionInputError(
+                "d_k", f"RoPE turns pairs of dimensions, so d_k must be even, not {self.head_dim}"
+            )
+        theta = self.rope_theta
+        if isinstance(theta, bool) or not isinstance(theta, (int, float)):
+            raise AttentionInputError("rope_theta", f"{theta!r} must be a number, e.g. 10000")
+        if not (math.isfinite(theta) and theta > 1):
+            raise AttentionInputError(
+                "rope_theta", f"{theta!r} must be a finite number above 1, e.g. 10000"
+            )
+        self.rope_scaling_record()  # raises, naming the supported scaling types
+
+    def rope_scaling_record(self) -> RopeScaling:
+        """The :class:`~.rope.RopeScaling` of ``rope_scaling`` and ``rope_factor``."""
+        _positive_finite("rope_factor", self.rope_factor, ", e.g. 8")
+        return RopeScaling(kind=self.rope_scaling, factor=float(self.rope_factor))
 
     def _validate_mask_shape(self, n_queries: int, n_keys: int) -> None:
         if self.mask == "padding":

@@ -16,6 +16,7 @@ from attention_explorer.engine.explain_parts import (
     Step,
     dot_step,
     first_terms,
+    rotary_steps,
 )
 from attention_explorer.engine.trace import Trace
 from attention_explorer.numbers import format_number
@@ -108,8 +109,9 @@ def _qkv_steps(name):
 
 
 def _scores_steps(trace: Trace, head, i, j, limit):
-    q = trace.stage("Q", head)[i]
-    k = trace.stage("K", head)[j]
+    rotated = trace.has("Q_rot") and trace.has("K_rot")  # RoPE: the scores read q′ and k′
+    q = trace.stage("Q_rot" if rotated else "Q", head)[i]
+    k = trace.stage("K_rot" if rotated else "K", head)[j]
     score = trace.stage("scores", head)[i, j]
     return [
         dot_step(
@@ -295,6 +297,7 @@ def _same(build):
 _BUILDERS = {
     "typed": _typed_steps,
     "projection": _qkv_steps,
+    "rotary": rotary_steps,
     "scores": _same(_scores_steps),
     "scaled": _same(_scaled_steps),
     "mask": _same(_mask_steps),

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from attention_explorer.engine.rope import inverse_frequencies
 from attention_explorer.numbers import format_number
 from attention_explorer.stages import stage
 
@@ -126,3 +127,49 @@ def dot_step(title, lhs, rhs, result, limit):
 
     shown, hidden = first_terms(label, products, limit)
     return Step(title, shown, float(result), hidden_terms=hidden)
+
+
+def rotary_steps(name: str):
+    """The builder of a rotated stage (``Q_rot``, ``K_rot``): cell (i, j) is one half of the
+    pair (p, p + d_k/2) that RoPE turns by angle = position × frequency of the pair."""
+    source = name.removesuffix("_rot")
+
+    def build(trace, head, i, j, limit):
+        config = trace.config
+        d_k = config.head_dim
+        half = d_k // 2
+        pair = j % half
+        lo, hi = pair, pair + half
+        x = trace.stage(source, head)[i]  # [d_k], before rotation
+        frequencies = inverse_frequencies(d_k, config.rope_theta, config.rope_scaling_record())
+        freq = float(frequencies[pair])  # of this pair, [d_k/2] in all
+        position = config.position_offset + i
+        angle = position * freq
+        cos, sin = float(np.cos(angle)), float(np.sin(angle))
+        label = trace.row_labels(name)[i]
+        turn = Step(
+            f"angle = position {position} × frequency {format_number(freq, 6)} of pair "
+            f"({lo}, {hi}) (θ = {config.rope_theta:g}^(−{2 * pair}/{d_k}))",
+            [("position", float(position)), ("frequency", freq)],
+            angle,
+            formula="angle = position × frequency",
+        )
+        trig = Step("cos and sin of the angle", [("cos(angle)", cos), ("sin(angle)", sin)])
+        if j < half:  # the first of the pair: x_lo cos − x_hi sin
+            formula = f"{name}[{label}, {j}] = {source}[{lo}] × cos − {source}[{hi}] × sin"
+            terms = [(f"{source}[{lo}] × cos", float(x[lo]) * cos)]
+            terms.append((f"−{source}[{hi}] × sin", -float(x[hi]) * sin))
+        else:  # the second: x_hi cos + x_lo sin
+            formula = f"{name}[{label}, {j}] = {source}[{hi}] × cos + {source}[{lo}] × sin"
+            terms = [(f"{source}[{hi}] × cos", float(x[hi]) * cos)]
+            terms.append((f"{source}[{lo}] × sin", float(x[lo]) * sin))
+        mix = Step(
+            f"rotate the pair ({format_number(float(x[lo]))}, {format_number(float(x[hi]))}) "
+            f"of {source} row “{label}” by the angle",
+            terms,
+            float(trace.stage(name, head)[i, j]),
+            formula=formula,
+        )
+        return [turn, trig, mix]
+
+    return build

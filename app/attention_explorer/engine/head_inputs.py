@@ -3,7 +3,8 @@ from X (projection mode, with positions added first).
 
 ``plan`` says which query heads run (``run_heads``), whether V is needed (``need_v``) and
 which stages are kept (``keep``); grouped-query attention maps each query head to its
-key/value head.
+key/value head. With RoPE on, :func:`rotated_heads` then turns each head's q and k by
+position (both modes; nothing is added to X).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Sequence
 from attention_explorer.engine import steps
 from attention_explorer.engine.backend import ArrayLib
 from attention_explorer.engine.config import AttentionConfig
-from attention_explorer.engine.positional import positional_table
+from attention_explorer.engine.positional import positional_table, rotary_tables, rotate
 
 
 def kv_heads(config: AttentionConfig, heads: Sequence[int]) -> list[int]:
@@ -35,7 +36,13 @@ def projected_heads(lib: ArrayLib, config, inputs, n: int, m: int, plan, kept: d
 
     Keeps X (as typed), positions P, X_pos = X + P and X_kv in ``kept`` when asked for.
     """
-    P = positional_table(config.positional, max(n, m), config.d_model, config.positional_seed)
+    P = positional_table(
+        config.positional,
+        max(n, m),
+        config.d_model,
+        config.positional_seed,
+        config.position_offset,
+    )  # [max(n, m), d_model] or None
     X_pos = inputs.X if P is None else inputs.X + P[:n]  # [n, d_model]
     Xq = lib.asarray(X_pos)  # [n, d_model]
     Xk = Xq  # [m, d_model]
@@ -62,3 +69,12 @@ def projected_heads(lib: ArrayLib, config, inputs, n: int, m: int, plan, kept: d
     K = heads_of(inputs.W_K, inputs.b_K, kv, dk, Xk)  # [s, m, d_k]
     V = heads_of(inputs.W_V, inputs.b_V, kv, dv, Xk) if plan.need_v else None  # [s, m, d_v]
     return Q, K, V
+
+
+def rotated_heads(lib: ArrayLib, config, Q, K):
+    """RoPE: ``Q [s, n, d_k]`` and ``K [s, m, d_k]`` turned by their positions (queries and
+    keys each count from ``config.position_offset``), as arrays of ``lib``."""
+    n, m = int(Q.shape[1]), int(K.shape[1])
+    cos, sin = rotary_tables(config, max(n, m))  # [max(n, m), d_k] each
+    cos, sin = lib.asarray(cos), lib.asarray(sin)
+    return rotate(lib.xp, Q, cos[:n], sin[:n]), rotate(lib.xp, K, cos[:m], sin[:m])

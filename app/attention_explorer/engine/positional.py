@@ -1,8 +1,14 @@
-"""Positional encodings added to the embeddings X before the projections."""
+"""Positional encodings: tables added to the embeddings X before the projections
+(sinusoidal, learned), and the cos/sin tables that rotate q and k (RoPE, :mod:`.rope`).
+
+Positions run from ``offset`` (0 unless an experiment shifts them) to ``offset + n - 1``.
+"""
 
 from __future__ import annotations
 
 import numpy as np
+
+from attention_explorer.engine.rope import rope_cos_sin
 
 
 def sinusoidal_encoding(n: int, d_model: int) -> np.ndarray:
@@ -28,10 +34,28 @@ def learned_encoding(n: int, d_model: int, seed: int = 0) -> np.ndarray:
     return rng.normal(0.0, 0.1, size=(width, d_model))[:n]
 
 
-def positional_table(kind: str, n: int, d_model: int, seed: int = 0) -> np.ndarray | None:
-    """The table for ``kind`` (``none`` gives None), float64 ``[n, d_model]``."""
+def positional_table(
+    kind: str, n: int, d_model: int, seed: int = 0, offset: int = 0
+) -> np.ndarray | None:
+    """The table added to X for ``kind``, float64 ``[n, d_model]`` for positions ``offset``
+    .. ``offset + n - 1``; None for ``none`` and ``rope`` (RoPE adds nothing to X)."""
     if kind == "sinusoidal":
-        return sinusoidal_encoding(n, d_model)
+        return sinusoidal_encoding(offset + n, d_model)[offset:]  # [n, d_model]
     if kind == "learned":
-        return learned_encoding(n, d_model, seed)
+        return learned_encoding(offset + n, d_model, seed)[offset:]  # [n, d_model]
     return None
+
+
+def rotary_tables(config, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``cos, sin [n, d_k]`` that turn the vectors at positions ``config.position_offset`` +
+    0 .. n-1 (pair i and i + d_k/2 share an angle), for :func:`rotate`."""
+    positions = config.position_offset + np.arange(n, dtype=np.float64)  # [n]
+    return rope_cos_sin(positions, config.head_dim, config.rope_theta, config.rope_scaling_record())
+
+
+def rotate(xp, x, cos, sin):
+    """``x [s, n, d_k]`` rotated pair by pair: ``x * cos + rotate_half(x) * sin`` with
+    ``cos, sin [n, d_k]`` (arrays of ``xp``); works on numpy and torch alike."""
+    half = x.shape[-1] // 2
+    turned = xp.concat([-x[..., half:], x[..., :half]], axis=-1)  # [s, n, d_k]
+    return x * cos + turned * sin  # [s, n, d_k]

@@ -190,8 +190,9 @@ class PreviewSink(_Sink):
     def end_chunk(self, values: dict) -> None:
         """Keep the chunk's per-head stages, and its selected heads' q and k."""
         if self.rows:
-            self.q.append(values["Q"][self.pick])  # [c', n, d_k]
-            self.k.append(values["K"][self.pick])  # [c', m, d_k]
+            rotated = values.get("Q_rot") is not None  # RoPE: rows read the rotated q, k
+            self.q.append(values["Q_rot" if rotated else "Q"][self.pick])  # [c', n, d_k]
+            self.k.append(values["K_rot" if rotated else "K"][self.pick])  # [c', m, d_k]
         super().end_chunk(values)
 
     def finish(self, kept: dict, previews: dict) -> None:

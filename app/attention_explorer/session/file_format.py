@@ -136,7 +136,7 @@ def _config_values(fields: ConfigFields, mode: str, arrays: dict) -> dict[str, A
         values["padded_keys"] = tuple(values["padded_keys"])
     if values.get("custom_mask") is not None:
         values["custom_mask"] = tuple(tuple(row) for row in values["custom_mask"])
-    for key in ("scale_factor", "temperature"):
+    for key in ("scale_factor", "temperature", "rope_theta", "rope_factor"):
         if key in values:
             values[key] = float(values[key])
     if mode == "projection":

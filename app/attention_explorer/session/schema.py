@@ -39,6 +39,7 @@ Heads = Annotated[int, Meta(ge=1, le=MAX_HEADS)]
 Width = Annotated[int, Meta(ge=1, le=MAX_D_MODEL)]
 KeyIndex = Annotated[int, Meta(ge=0, lt=MAX_TOKENS)]
 Positive = Annotated[float, Meta(gt=0)]
+RopeBase = Annotated[float, Meta(gt=1, description="RoPE base theta (default 10000)")]
 Seed = Annotated[int, Meta(ge=0, le=2**32 - 1)]
 Name = Annotated[str, Meta(max_length=MAX_NAME_CHARS)]
 Text = Annotated[str, Meta(max_length=MAX_TEXT_CHARS)]
@@ -91,6 +92,10 @@ class ConfigFields(_Strict):
     positional_seed: Seed | UnsetType = UNSET
     attention: AttentionKind | UnsetType = UNSET
     use_output_projection: bool | UnsetType = UNSET
+    rope_theta: RopeBase | UnsetType = UNSET
+    rope_scaling: Literal["default", "linear", "llama3"] | UnsetType = UNSET
+    rope_factor: Positive | UnsetType = UNSET
+    position_offset: Annotated[int, Meta(ge=0, le=10**7)] | UnsetType = UNSET
 
 
 class InputFields(_Strict):

@@ -226,8 +226,9 @@ class DotProductView(QWidget):
         self._on_trace(self.live.trace)
 
     def editable(self) -> bool:
-        """True when Q and K are typed (direct mode), so q and k can be edited here."""
-        return self.session.config.mode == "direct"
+        """True when Q and K are typed (direct mode), so q and k can be edited here; not under
+        RoPE, where the view shows the rotated q and k, which are not typed."""
+        return self.session.config.mode == "direct" and self.session.config.positional != "rope"
 
     def numbers(self) -> dict[str, float]:
         """What the view shows now: score, scaled, weight (read from the trace)."""
@@ -315,8 +316,9 @@ class DotProductView(QWidget):
         head, i, j = self.pair
         if head not in trace.heads or i >= trace.n_queries or j >= trace.n_keys:
             return
-        q = trace.stage("Q", head)[i]  # [d_k]
-        k = trace.stage("K", head)[j]  # [d_k]
+        rotated = trace.has("Q_rot") and trace.has("K_rot")  # RoPE: the scores read q′, k′
+        q = trace.stage("Q_rot" if rotated else "Q", head)[i]  # [d_k]
+        k = trace.stage("K_rot" if rotated else "K", head)[j]  # [d_k]
         worked = explain(trace, "scores", head, i, j, q.size).steps[0]  # the engine's products
         products = [value for _label, value in worked.terms]  # [d_k]
         self.canvas.set_numbers(q, k, products)

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 from PySide6.QtCore import QPoint, QPointF, QRect
 
+from attention_explorer.stages import panel_stages
+
 #: Stages of the foldable inputs group (as the stage panel groups them).
-INPUTS = ("X", "positions", "X_pos", "Q", "K", "V")
+INPUTS = panel_stages("inputs")
 #: Pixels kept around the operands when scrolling.
 MARGIN = 0
 

@@ -47,7 +47,7 @@ def embeddings(ctx: Context) -> WalkStep:
         f"d_model = {config.d_model} columns. We follow {ctx.q_tok} from here to the end."
     )
     typed = trace.inputs.X if trace.inputs is not None else None
-    if config.positional != "none" and typed is not None:
+    if config.added_positions and typed is not None:
         kind = (
             "sinusoidal (sine and cosine waves)" if config.positional == "sinusoidal" else "learned"
         )
@@ -58,7 +58,10 @@ def embeddings(ctx: Context) -> WalkStep:
         )
         title = "Embeddings + positions"
     else:
-        rows = f"Its row: {vec(projected[i])}. (No positional encoding is added in this session.)"
+        none = "No positional encoding is added in this session"
+        if config.rotary:
+            none = "RoPE adds nothing to X: q and k are turned by position after the projections"
+        rows = f"Its row: {vec(projected[i])}. ({none}.)"
         title = "Embeddings"
     rows += " " + ctx.why_once()
     cross = ""

@@ -13,7 +13,7 @@ from dataclasses import replace
 import numpy as np
 
 from attention_explorer.engine import Trace
-from attention_explorer.walkthrough import attention, heads, inputs
+from attention_explorer.walkthrough import attention, heads, inputs, rotary
 from attention_explorer.walkthrough.context import Context
 from attention_explorer.walkthrough.focus import Focus, choose_focus, describe_focus
 from attention_explorer.walkthrough.step import WalkStep
@@ -71,7 +71,12 @@ def steps_for(
     if trace.has("X"):
         steps.append(inputs.embeddings(ctx))
     steps += [inputs.query(ctx), inputs.key(ctx), inputs.value(ctx)]
-    steps += [attention.scores(ctx), attention.scale(ctx), attention.mask(ctx)]
+    rope = rotary.applies(ctx)
+    if rope:  # RoPE: q and k turn by position before the scores read them
+        steps.append(rotary.rotation(ctx))
+    score = attention.scores(ctx)
+    steps += [rotary.reads_rotated(score) if rope else score]
+    steps += [attention.scale(ctx), attention.mask(ctx)]
     steps += [attention.weights(ctx), attention.weighted_sum(ctx)]
     if trace.config.heads > 1:
         steps += heads.other_heads(ctx)

@@ -1,0 +1,61 @@
+"""The rotation step (RoPE): the followed query and key turned by their positions.
+
+Shown after Q, K and V when the session's positions are rotary. Every number comes from the
+engine's explanation of a rotated cell (:func:`~attention_explorer.engine.explain`), so the
+angle, its cos and sin and the pair it mixes are the ones the views show.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from attention_explorer.walkthrough.context import Context
+from attention_explorer.walkthrough.markup import paragraphs, render, row_cells, vec
+from attention_explorer.walkthrough.step import WalkStep
+
+#: The views the scores read under RoPE, in place of Q and K.
+ROTATED = {"Q": "Q_rot", "K": "K_rot"}
+
+
+def applies(ctx: Context) -> bool:
+    """True when the trace rotates q and k (RoPE) and kept both rotated stages."""
+    return ctx.trace.has("Q_rot") and ctx.trace.has("K_rot")
+
+
+def rotation(ctx: Context) -> WalkStep:
+    """q and k turned pair by pair by position × frequency, worked out for one pair."""
+    i, j, config = ctx.row, ctx.col, ctx.trace.config
+    half = config.head_dim // 2
+    Q_rot, K_rot = ctx.stage("Q_rot"), ctx.stage("K_rot")  # [n, d_k], [m, d_k]
+    worked = ctx.explain("Q_rot", i, 0).steps  # pair (0, d_k/2): the fastest turn
+    start = config.position_offset
+    text = paragraphs(
+        "Rotary position embedding (RoPE) adds nothing to X. Instead each query and key is "
+        f"turned by its position: its {config.head_dim} numbers form {half} pairs (number t "
+        f"with number t + {half}), and pair t turns by the angle position × frequency_t, with "
+        f"frequency_t = θ^(−2t/d_k) and θ = {config.rope_theta:g}. Early pairs turn fast, late "
+        "pairs slowly, like the hands of a clock.",
+        f"The query of {ctx.q_tok} sits at position {start + i}. Its first pair, worked out:",
+        "<br>".join(render(step) for step in worked),
+        f"Turned, q = {vec(Q_rot[i])}; the key of {ctx.k_tok} at position {start + j} turns "
+        f"by its own angles: k = {vec(K_rot[j])}.",
+        "Why it works: turning both vectors leaves their dot product depending only on the "
+        f"angle between them, so a score depends on how far apart the two tokens are "
+        f"({i - j} positions here), not on where they sit. Shift every position by the same "
+        "amount and every score stays the same; a sinusoidal P added to X has no such rule.",
+    )
+    related = (
+        ("Q", row_cells(i, Q_rot.shape[1])),
+        ("K_rot", row_cells(j, K_rot.shape[1])),
+        ("K", row_cells(j, K_rot.shape[1])),
+    )
+    cells = row_cells(i, Q_rot.shape[1])
+    return WalkStep("rotation", "Rotate q and k by position (RoPE)", "Q_rot", ctx.head, cells,
+                    text, related)  # fmt: skip
+
+
+def reads_rotated(step: WalkStep) -> WalkStep:
+    """``step`` with its Q and K operands pointed at the rotated views (what the scores
+    read under RoPE); other operands unchanged."""
+    related = tuple((ROTATED.get(name, name), cells) for name, cells in step.related)
+    return replace(step, related=related)
