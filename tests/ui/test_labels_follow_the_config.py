@@ -4,6 +4,7 @@ editors following the key/value head of the selected head, the scaled view's cap
 on a shared stage's arithmetic, "token" on the inputs' axis, one View menu entry each."""
 
 import numpy as np
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
 from window_fixtures import RECOMPUTE_MS, choose, dialogs, window  # noqa: F401
 
@@ -122,3 +123,14 @@ def test_the_controls_offer_the_configs_labels(qtbot):
         combo = getattr(panel, setting)
         offered = {combo.itemData(i): combo.itemText(i) for i in range(combo.count())}
         assert offered == OPTIONS[setting], setting
+
+
+def test_tooltips_say_kv_head_only_under_grouped_query_attention(qtbot):
+    _, plain = _matrix_panel(qtbot, _direct(4, None))
+    _, grouped = _matrix_panel(qtbot, _direct(4, 2))
+    tips = []
+    for panel in (plain, grouped):
+        model = panel.editor("K", 1).model()
+        tips.append(model.data(model.index(0, 0), Qt.ItemDataRole.ToolTipRole))
+    assert "K (head 1)" in tips[0] and "kv head" not in tips[0]
+    assert "K (kv head 1)" in tips[1]

@@ -286,7 +286,7 @@ def test_tints_follow_the_colour_map_and_text_stays_readable(qtbot, session, his
 def test_tooltips_name_the_cell_and_its_meaning(qtbot, panel):
     model = panel.editor("K", 1).model()
     tip = model.data(model.index(2, 0), Qt.ItemDataRole.ToolTipRole)
-    assert "K (kv head 1)[2, 0] = -1" in tip and "'sat'" in tip
+    assert "K (head 1)[2, 0] = -1" in tip and "'sat'" in tip  # no shared kv heads here
 
 
 def test_weight_matrices_label_columns_by_head(qtbot, session, history):

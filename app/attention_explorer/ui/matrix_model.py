@@ -126,8 +126,12 @@ class MatrixModel(QAbstractTableModel):
         """How the slice is named in messages and undo labels: ``Q (head 1)``, ``W_Q``."""
         if self.head is None:
             return self.name
-        kind = "kv head" if self.name in ("K", "V") else "head"
-        return f"{self.name} ({kind} {self.head})"
+        return f"{self.name} ({self._head_kind(self.name in ('K', 'V'))} {self.head})"
+
+    def _head_kind(self, key_value: bool) -> str:
+        """ "kv head" for K, V and their weights when heads share them (grouped-query
+        attention), else "head": without sharing the kv heads are the heads."""
+        return "kv head" if key_value and self.session.config.kv_group > 1 else "head"
 
     def write_matrix(self, values: np.ndarray, label: str) -> bool:
         """Replace the whole slice with ``values`` as one undo step; False if refused."""
@@ -298,7 +302,7 @@ class MatrixModel(QAbstractTableModel):
     def _column_meaning(self, j: int) -> str:
         if self.name in HEAD_COLUMN_ARRAYS:
             width = self._head_width()
-            kind = "head" if HEAD_COLUMN_ARRAYS[self.name] == "query" else "kv head"
+            kind = self._head_kind(HEAD_COLUMN_ARRAYS[self.name] != "query")
             return f"{kind} {j // width}, dimension {j % width}"
         if self.name == "W_O":
             return f"output dimension {j}"
