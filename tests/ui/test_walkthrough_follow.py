@@ -166,3 +166,18 @@ def test_opening_a_head_of_a_model_follows_that_head_and_a_content_token(qtbot, 
         scores = next(s for s in walk.steps() if s.key == "scores")
         token = win.live.trace.tokens[scores.cells[0][0]]
         assert token not in ("[CLS]", "[SEP]", ".") and is_content(token)
+
+
+def test_a_click_on_a_row_label_follows_that_token(qtbot, tmp_path, dialogs):
+    from PySide6.QtCore import QPointF
+
+    with explorer_window(qtbot, tmp_path) as win:
+        walk, view = win.walkthrough, win.stages.view("weights")
+        row = 0 if walk.followed().row != 0 else 2
+        key = (win.session.selected_cell or (0, 0))[1]
+        axis = view.plot.getAxis("left")
+        y = view.plot.getViewBox().mapViewToScene(QPointF(0.0, row + 0.5)).y()
+        at = view.graphics.mapFromScene(QPointF(axis.sceneBoundingRect().center().x(), y))
+        qtbot.mouseClick(view.graphics.viewport(), Qt.MouseButton.LeftButton, pos=at)
+        assert win.session.selected_cell == (row, key)  # the key stays, the query is the row's
+        assert walk.followed().row == row

@@ -63,3 +63,34 @@ def head_separators(plot, lines: list, heads: int, cols: int) -> None:
     for k, line in enumerate(lines, start=1):
         line.setVisible(k < heads)
         line.setPos(k * width)
+
+
+def query_label_cell(plot, stage_name: str, shape, selected, scene_pos) -> tuple | None:
+    """The cell a click on a query row's label (the left axis of ``plot``) selects, or None:
+    that row, keeping the selected key (``selected``, the session's cell) when it fits
+    ``shape`` (rows, cols). A click on a label means "follow this token", like a cell."""
+    axis = plot.getAxis("left")
+    if stage(stage_name).rows != "queries" or not axis.sceneBoundingRect().contains(scene_pos):
+        return None
+    row = int(np.floor(plot.getViewBox().mapSceneToView(scene_pos).y()))
+    col = selected[1] if selected is not None and selected[1] < shape[1] else 0
+    return (row, col) if 0 <= row < shape[0] else None
+
+
+def cell_at(plot, shape, scene_pos) -> tuple[int, int] | None:
+    """The shown cell (row, col) of a frame of ``shape`` under ``scene_pos``, or None."""
+    box = plot.getViewBox()
+    if not shape or not box.sceneBoundingRect().contains(scene_pos):
+        return None
+    point = box.mapSceneToView(scene_pos)
+    row, col = int(np.floor(point.y())), int(np.floor(point.x()))
+    return (row, col) if 0 <= row < shape[0] and 0 <= col < shape[1] else None
+
+
+def clicked_cell(plot, stage_name: str, shape, selected, scene_pos) -> tuple[int, int] | None:
+    """What a click at ``scene_pos`` selects: the cell under it, or for a click on a query
+    row's label, that row (see :func:`query_label_cell`)."""
+    cell = cell_at(plot, shape, scene_pos)
+    if cell is None and shape:
+        cell = query_label_cell(plot, stage_name, shape, selected, scene_pos)
+    return cell

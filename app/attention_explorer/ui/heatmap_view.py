@@ -10,7 +10,6 @@ for the region shown, so a zoomed view shows exact cells.
 from __future__ import annotations
 
 import html
-import math
 
 import numpy as np
 import pyqtgraph as pg
@@ -22,13 +21,13 @@ from attention_explorer.display import build_frame
 from attention_explorer.engine import explain
 from attention_explorer.numbers import format_number
 from attention_explorer.stages import MASKED_RGB, stage, title
+from attention_explorer.ui import heatmap_selection as picks
 from attention_explorer.ui.colormaps import colormap_for, table_for
 from attention_explorer.ui.fast_image import FastImageItem
 from attention_explorer.ui.heatmap_labels import AllAxisLabels
 from attention_explorer.ui.heatmap_lazy import OffscreenDeferral
 from attention_explorer.ui.heatmap_menu import context_menu
 from attention_explorer.ui.heatmap_parts import changed_parts
-from attention_explorer.ui.heatmap_selection import head_separators, selection_rects
 from attention_explorer.ui.heatmap_texts import CellTexts, width_for_texts
 from attention_explorer.ui.heatmap_title import HeatmapTitle
 from attention_explorer.ui.heatmap_zoom import ZoomControl, visible_region
@@ -271,7 +270,9 @@ class HeatmapView(QFrame):
         self._update_hidden(frame, rect)
         self.axes.update(self._frame)
         if self.stage == "concat":
-            head_separators(self.plot, self._separators, self._trace.config.heads, frame.shape[1])
+            picks.head_separators(
+                self.plot, self._separators, self._trace.config.heads, frame.shape[1]
+            )
         self._set_title()
         self._make_room(frame)
         self._update_texts()
@@ -345,7 +346,9 @@ class HeatmapView(QFrame):
     def _on_selected_cell_changed(self, *_args) -> None:
         rects = []
         if self._frame is not None and self._trace is not None:
-            rects = selection_rects(self._trace, self.stage, self._head, self.session.selected_cell)
+            rects = picks.selection_rects(
+                self._trace, self.stage, self._head, self.session.selected_cell
+            )
         while len(self._selection_items) < 2 * len(rects):
             self._selection_items.append(self._selection_item(_SELECTION_PENS[0]))
             self._selection_items.append(self._selection_item(_SELECTION_PENS[1]))
@@ -365,17 +368,8 @@ class HeatmapView(QFrame):
             self._refresh()
 
     # -- mouse ------------------------------------------------------------------------------
-    def _cell_at(self, scene_pos) -> tuple[int, int] | None:
-        box = self.plot.getViewBox()
-        if self.frame is None or not box.sceneBoundingRect().contains(scene_pos):
-            return None
-        point = box.mapSceneToView(scene_pos)
-        row, col = math.floor(point.y()), math.floor(point.x())
-        rows, cols = self._frame.shape
-        return (row, col) if 0 <= row < rows and 0 <= col < cols else None
-
     def _on_mouse_moved(self, scene_pos) -> None:
-        cell = self._cell_at(scene_pos)
+        cell = picks.cell_at(self.plot, self.frame and self._frame.shape, scene_pos)
         if cell == self._hover_cell:
             return
         self._hover_cell = cell
@@ -392,7 +386,8 @@ class HeatmapView(QFrame):
             self.context_menu().popup(event.screenPos().toPoint())
             event.accept()
             return
-        cell = self._cell_at(event.scenePos())
+        shape, picked = self.frame and self._frame.shape, self.session.selected_cell
+        cell = picks.clicked_cell(self.plot, self.stage, shape, picked, event.scenePos())
         if event.button() == Qt.MouseButton.LeftButton and cell is not None:
             self.select_cell(*cell)
             if event.double():
