@@ -1,4 +1,4 @@
-"""The worked example "How does a model copy? An induction head" (tools/train_tiny_model.py).
+"""The worked example "How does a model copy? An induction head".
 
 Layer 1 of the bundled ``tiny-induction`` decoder (tools/train_tiny_model.py) reading a text
 whose second half repeats its first, as a projection session (X and the model's own W_Q, W_K,
@@ -124,7 +124,8 @@ def _notes(m: dict) -> list[dict]:
             f"“{words[row]}”, because that key carries “the word before me was "
             f"{words[row]}”. Its value is then copied to the output: the model predicts "
             f"“{words[col]}”. Over the repeated half its weight on that key is "
-            f"{m['induction']:.0%} on average.",
+            f"{m['induction']:.0%} on average. (Training started layer 0's W_Q and W_K as a "
+            "previous-token pattern; everything else, this head included, was learned.)",
         },
         {
             "title": "The model copies, and knockouts break it",
@@ -165,7 +166,6 @@ def document() -> dict:
             "on the word right after that word's first occurrence.",
             "focus": {"row": row, "col": row - m["length"] + 1},
             "model": {"name": MODEL, "text": TEXT, "layer": LAYER},
-            "source": "Olsson et al. 2022, “In-context learning and induction heads”",
         },
     )
     return {"_key": KEY, **doc}

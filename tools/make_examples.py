@@ -19,6 +19,7 @@ from pathlib import Path
 
 import examples_basic as basic
 import examples_experiments as experiments
+import examples_induction as induction
 import examples_pizza_hindi as pizza
 from example_kit import TUTORIAL, trace_of
 
@@ -52,6 +53,7 @@ def build_all() -> list[dict]:
         experiments.shifted_positions("sinusoidal"),
         basic.heads_not_dividing(toy),
         basic.minilm_it_cat(),
+        induction.document(),
     ]
     for d in docs:
         source = d["experiment"].get("source")
