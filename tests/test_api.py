@@ -35,13 +35,14 @@ def test_import_is_light_and_qt_free():
     assert set(ae.API) <= set(dir(ae))
 
 
-def test_export_is_callable_whichever_is_imported_first(tmp_path):
+def test_the_export_function_and_the_exporting_package_are_apart(tmp_path):
     code = (
-        "import attention_explorer.exporting as ex, attention_explorer as ae; "
-        "t = ae.compute(ae.example('three-tokens')); "
-        f"print(ae.export is ex, ae.export(t, r'{tmp_path / 'w.csv'}', head=0).name)"
+        "import attention_explorer.exporting as ex, attention_explorer.pretrained as pre, "
+        "attention_explorer as ae; t = ae.compute(ae.example('three-tokens')); "
+        "print(ae.export is not ex, ae.models is not pre, callable(ae.models), "
+        f"ae.export(t, r'{tmp_path / 'w.csv'}', head=0).name)"
     )
-    assert _python(code) == "True w.csv"
+    assert _python(code) == "True True True w.csv"
 
 
 def test_save_then_load_gives_the_same_session(tmp_path):
