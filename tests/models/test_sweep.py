@@ -81,10 +81,19 @@ def test_sweep_command_writes_csv_and_npy(tmp_path, gpt2_folder, capsys):
     np.testing.assert_allclose(np.load(npy), table, atol=1e-12)
 
 
+def test_sweep_command_draws_the_map_as_a_picture(tmp_path, gpt2_folder):
+    for suffix, magic in ((".png", b"\x89PNG"), (".svg", b"<?xml"), (".pdf", b"%PDF")):
+        out = tmp_path / f"sweep{suffix}"
+        assert main(["sweep", str(gpt2_folder), "--text", TEXT, "--out", str(out)]) == 0
+        assert out.read_bytes().startswith(magic), suffix
+    svg = (tmp_path / "sweep.svg").read_text()
+    assert "layer" in svg and "head" in svg and "knocked out" in svg
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--out", "x.png"], "must end in .csv or .npy"),
+        (["--out", "x.gif"], "must end in .csv, .npy, .png, .svg, .pdf"),
         (["--out", "no/such/dir/x.csv"], "does not exist"),
     ],
 )

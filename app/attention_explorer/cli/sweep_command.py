@@ -1,10 +1,11 @@
 """``attention-explorer sweep``: which heads matter? Knock out each head in turn.
 
-    attention-explorer sweep MODEL --text "…" --out sweep.csv|npy
+    attention-explorer sweep MODEL --text "…" --out sweep.csv|npy|png|svg|pdf
         [--measure auto|logprob|similarity] [--target TOKEN] [--position N] [--other TEXT]
 
 Prints how long it should take before starting, then the heads that change the measure most.
-The CSV has one row per layer (``layer,head 0,head 1,…``); the .npy holds ``[layers, heads]``.
+The CSV has one row per layer (``layer,head 0,head 1,…``); the .npy holds ``[layers, heads]``;
+a picture is the layers × heads map drawn as every heatmap is (a signed map, 0 in the middle).
 Errors are reported by the CLI's one error path (one line, exit code 2).
 """
 
@@ -16,6 +17,8 @@ from pathlib import Path
 
 #: How many of the strongest heads the summary names.
 SHOWN = 5
+#: The files --out may name.
+SUFFIXES = (".csv", ".npy", ".png", ".svg", ".pdf")
 
 
 def add_sweep_parser(sub) -> None:
@@ -28,7 +31,9 @@ def add_sweep_parser(sub) -> None:
     )
     p.add_argument("model", metavar="MODEL", help="a model folder or id (e.g. all-MiniLM-L6-v2)")
     p.add_argument("--text", required=True, help="the text the model reads")
-    p.add_argument("--out", required=True, metavar="SWEEP.csv|npy", help="where to write it")
+    p.add_argument(
+        "--out", required=True, metavar="SWEEP.csv|npy|png|svg|pdf", help="where to write it"
+    )
     p.add_argument("--measure", choices=("auto", "logprob", "similarity"), default="auto")
     p.add_argument("--target", help="logprob: the target token (default: the text's next one)")
     p.add_argument("--position", type=int, help="logprob: the position predicting it")
@@ -46,9 +51,10 @@ def _target(text: str | None):
     return int(text) if text is not None and text.isdigit() else text
 
 
-def write_sweep(changes, path: Path) -> Path:
-    """Write ``changes [layers, heads]`` as .csv or .npy, whole or not at all (through the
-    app's one write path, ``export/atomic.py``, and its output policy)."""
+def write_sweep(changes, path: Path, label: str = "change") -> Path:
+    """Write ``changes [layers, heads]`` as .csv, .npy or a picture of the map (titled by
+    ``label``, the measure), whole or not at all (through the app's one write path,
+    ``exporting/atomic.py``, and its output policy)."""
     import io
 
     import numpy as np
@@ -56,8 +62,10 @@ def write_sweep(changes, path: Path) -> Path:
     from attention_explorer.exporting.atomic import write_bytes_atomic
 
     suffix = path.suffix.lower()
-    if suffix not in (".csv", ".npy"):
-        raise _usage(f"--out must end in .csv or .npy, not {path.name!r}")
+    if suffix not in SUFFIXES:
+        raise _usage(f"--out must end in {', '.join(SUFFIXES)}, not {path.name!r}")
+    if suffix in (".png", ".svg", ".pdf"):
+        return _write_map(changes, path, label)
     if suffix == ".npy":
         buffer = io.BytesIO()
         np.save(buffer, changes)
@@ -79,8 +87,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from attention_explorer.pretrained.sweep import run_sweep, sweep_estimate
 
     out = Path(args.out).expanduser()
-    if out.suffix.lower() not in (".csv", ".npy"):
-        raise _usage(f"--out must end in .csv or .npy, not {out.name!r}")
+    if out.suffix.lower() not in SUFFIXES:
+        raise _usage(f"--out must end in {', '.join(SUFFIXES)}, not {out.name!r}")
     if not out.parent.is_dir():
         raise _usage(f"the folder {out.parent} does not exist")
     loaded = load_model(args.model)
@@ -100,7 +108,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         args.other,
         dtype=args.dtype,
     )
-    write_sweep(result.changes, out)
+    write_sweep(result.changes, out, f"change in the {result.label} when each head is knocked out")
     print(
         f"wrote {out}: {w.n_layers} layers x {w.heads} heads, change in the {result.label} "
         f"(unchanged: {result.baseline:.4f}), {result.seconds:.1f} s"
@@ -110,3 +118,14 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         layer, head = divmod(int(flat), w.heads)
         print(f"  layer {layer} head {head}: {result.changes[layer, head]:+.4f}")
     return 0
+
+
+def _write_map(changes, path: Path, label: str) -> Path:
+    """The layers × heads map as a picture, through the path every heatmap export takes."""
+    from attention_explorer.exporting.arrays import export_array
+    from attention_explorer.exporting.qt_app import ensure_gui_app
+
+    ensure_gui_app()
+    layers, heads = changes.shape
+    rows, cols = [f"layer {i}" for i in range(layers)], [f"head {h}" for h in range(heads)]
+    return export_array(changes, "signed", label, rows, cols, path, axes=("layer", "head"))
