@@ -254,3 +254,19 @@ def test_double_clicking_the_q_view_offers_direct_mode_and_opens_the_q_editor(
         window.stages.view("V").edit_requested.emit(1, 0)  # what a double-click on V emits
     assert window.session.config.mode == "direct"
     assert window.matrices.current_array() == "V"
+
+
+def test_a_tried_experiment_opens_in_the_compare_view(qtbot, window):  # noqa: F811
+    open_example(qtbot, window, "causal-mask")  # try: mask none
+    banner = window.banner
+    assert banner.compare_button.isHidden()  # nothing to compare before the change
+    window.session.selected_stage = "weights"
+    click_try(qtbot, window)
+    assert banner.compare_button.isVisible()
+    qtbot.mouseClick(banner.compare_button, Qt.MouseButton.LeftButton)
+    compare = window.compare
+    assert window.compare_dock.isVisible() and compare.stage == "weights"
+    qtbot.waitUntil(lambda: "largest change" in compare.note.text(), timeout=10000)
+    before = window.compare.views["original"].frame
+    after = window.compare.views["edited"].frame
+    assert before.image[0, 1] == 0 and after.image[0, 1] > 0  # causal, then no mask

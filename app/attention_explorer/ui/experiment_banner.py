@@ -62,6 +62,7 @@ class ExperimentBanner(QFrame):
     """
 
     try_requested = Signal(dict)
+    compare_requested = Signal()
 
     def __init__(
         self, session: Session, live: LiveTrace | None = None, parent: QWidget | None = None
@@ -80,12 +81,18 @@ class ExperimentBanner(QFrame):
         self.try_button = QPushButton("Try it")
         self.try_button.setToolTip("Apply this experiment's change (undo with Ctrl+Z)")
         self.try_button.clicked.connect(self._on_try)
+        self.compare_button = QPushButton("Compare")
+        self.compare_button.setToolTip(
+            "The selected stage before and after the change, and their difference"
+        )
+        self.compare_button.clicked.connect(self.compare_requested.emit)
         self.close_button = QPushButton("Hide")
         self.close_button.clicked.connect(self.hide)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(8, 4, 8, 4)
         layout.addWidget(self.text, 1)
         layout.addWidget(self.try_button, 0, Qt.AlignmentFlag.AlignTop)
+        layout.addWidget(self.compare_button, 0, Qt.AlignmentFlag.AlignTop)
         layout.addWidget(self.close_button, 0, Qt.AlignmentFlag.AlignTop)
         session.events.experiment.connect(self._forget_refusal)  # before refresh runs
         for name in ("description", "notes", "experiment", "name", "config", "selected_cell"):
@@ -145,6 +152,7 @@ class ExperimentBanner(QFrame):
         self.try_button.setVisible(bool(s.experiment.get("try")))
         self.try_button.setEnabled(not tried)
         self.try_button.setText("Tried" if tried else "Try it")
+        self.compare_button.setVisible(tried)
         self.setVisible(bool(parts))
 
     def _tried_text(self) -> str:

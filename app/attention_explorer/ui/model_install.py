@@ -46,6 +46,7 @@ def install_compare(window) -> None:
     action.triggered.connect(lambda *_: show_compare())
     _menu(window, "View").addAction(action)
     window.compare_action = action
+    window.banner.compare_requested.connect(show_compare)  # a tried experiment, compared
     window.document.replaced.connect(lambda: window.compare.set_original(window.session.data()))
 
 
