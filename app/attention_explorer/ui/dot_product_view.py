@@ -58,7 +58,7 @@ class _PairCanvas(QWidget):
         self.names = ("q", "k", "q×k")  # the rows' names
         self.editable_rows: tuple[int, ...] = ()  # rows a drag may change (0: q, 1: k)
         self._drag: tuple[int, int, float, float] | None = None  # row, component, y0, value0
-        self.setMinimumHeight(CELL_HEIGHT + BAR_HEIGHT)
+        self.setMinimumHeight(CELL_HEIGHT + BAR_HEIGHT // 2)  # drawn smaller when short
         self.setMinimumWidth(160)
         self.setMouseTracking(True)
 
@@ -190,6 +190,8 @@ class DotProductView(QWidget):
         self.result = QLabel()
         self.result.setTextFormat(Qt.TextFormat.PlainText)
         self.result.setWordWrap(True)
+        # Two lines always: a wrapped sum must push the canvas up, never be drawn over it.
+        self.result.setMinimumHeight(2 * self.result.fontMetrics().lineSpacing() + 2)
         self.component = QSpinBox()
         self.component.setPrefix("component ")
         self.q_box, self.k_box = QDoubleSpinBox(), QDoubleSpinBox()
