@@ -190,7 +190,8 @@ def test_session_of_a_rotary_layer_reproduces_the_run(tmp_path):
     make_checkpoint(tmp_path, "mistral", sliding_window=4)
     run = model_run(tmp_path, TEXT, dtype="float64")
     session = from_model(tmp_path, TEXT, layer=1)
-    assert session.config.mode == "direct" and session.config.mask == "custom"
+    assert session.config.mode == "projection" and session.config.mask == "custom"
+    assert session.config.positional == "rope" and session.config.rope_theta == 500.0
     trace = compute(session.inputs, session.config, dtype="float64")
     assert np.abs(trace.stages["weights"] - run.attentions[1]).max() < 1e-12
 
@@ -204,9 +205,9 @@ def test_knockout_and_edit_move_the_prediction(llama_folder):
     session = from_model(tmp_path, TEXT, layer=0)
     same = model_run(tmp_path, TEXT, dtype="float64", edits={0: session})
     assert np.abs(same.logits - base.logits).max() < 1e-9
-    K = np.array(session.inputs.K, dtype=np.float64)
-    K[0, 3] *= 5.0  # one key of kv head 0
-    edited = replace(session, inputs=replace(session.inputs, K=K))
+    W_K = np.array(session.inputs.W_K, dtype=np.float64)  # [d_model, kv_heads * d_k]
+    W_K[:, :8] *= 5.0  # the keys of kv head 0 (d_k 8)
+    edited = replace(session, inputs=replace(session.inputs, W_K=W_K))
     moved = model_run(tmp_path, TEXT, dtype="float64", edits={0: edited})
     assert np.abs(moved.attentions[0] - base.attentions[0]).max() > 1e-3
     assert np.abs(moved.attentions[1] - base.attentions[1]).max() > 1e-6

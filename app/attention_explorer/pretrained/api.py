@@ -14,6 +14,7 @@ import numpy as np
 from attention_explorer.engine import AttentionInputError, Backend
 from attention_explorer.pretrained.errors import ModelError
 from attention_explorer.pretrained.forward import attention_input, attention_parts, run_layers
+from attention_explorer.pretrained.rotary import rotary_note
 from attention_explorer.pretrained.source import packaged_name, resolve_model
 from attention_explorer.pretrained.tokenize import Tokens, load_tokenizer, tokenize
 from attention_explorer.pretrained.validate import check_ids
@@ -119,7 +120,7 @@ def from_model(
     w = loaded.weights
     config, inputs = attention_parts(w, layer, attention_input(w, layer, h))
     pre = w.arch.tensors["attn_norm"].format(i=layer) if w.arch.norm_placement == "pre" else None
-    note = model_source_note(loaded.name, layer, text, pre)
+    note = model_source_note(loaded.name, layer, text, pre) + rotary_note(w)
     return SessionData(
         tokens=toks.tokens,
         config=config,

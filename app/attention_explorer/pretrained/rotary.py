@@ -4,10 +4,16 @@ per head before the scores, and Mistral's sliding window as a mask.
 The rotation itself is :mod:`attention_explorer.engine.rope` (rotate-half pairs i and
 i + d_k/2, positions 0..n-1, ``llama3`` and ``linear`` frequency scaling). Here the
 checkpoint's settings are read (``rope_theta``, ``rope_scaling``; other scaling types or keys
-are refused by name) and an engine session is built for a rotary layer: the engine's
-projection mode has no RoPE stage yet, so a rotary layer opens in direct mode with the
-rotated ``Q [heads, n, d_k]``, ``K [kv_heads, n, d_k]``, ``V`` and the model's ``W_O``. That
-is exactly what the model computes, and the model run feeds it on unchanged.
+are refused by name) and an engine session is built for a rotary layer.
+
+Whenever the engine's own RoPE setting (``positional="rope"`` with ``rope_theta``,
+``rope_scaling`` and ``rope_factor``) gives exactly the checkpoint's inverse frequencies, the
+layer opens as an ordinary projection session: X is the layer's normed input, W_Q, W_K, W_V,
+W_O and their biases are the model's, and the engine rotates q and k itself (so W_Q and W_K
+can be edited). Otherwise (a ``llama3`` scaling whose ``low_freq_factor``,
+``high_freq_factor`` or ``original_max_position_embeddings`` differ from the engine's
+Llama 3.1 values) it falls back to direct mode with the rotated ``Q [heads, n, d_k]``,
+``K [kv_heads, n, d_k]``, ``V`` and the model's ``W_O``, and :func:`rotary_note` says why.
 
 The sliding window, as transformers applies it: query i sees key j when ``j <= i`` and
 ``i - j < window`` (a key ``window`` or more positions back is hidden).
@@ -30,12 +36,9 @@ from attention_explorer.engine.rope import (
 from attention_explorer.pretrained.errors import ModelError
 
 
-def rope_frequencies(config: Mapping, d_k: int) -> np.ndarray:
-    """The ``[d_k/2]`` inverse frequencies of a rotary checkpoint's config, float64.
-
-    Reads ``rope_theta`` and ``rope_scaling`` (or the newer ``rope_parameters``); a scaling
-    type or key not implemented is a ModelError naming it.
-    """
+def _rope_settings(config: Mapping) -> tuple[float, RopeScaling]:
+    """A rotary checkpoint's (theta, scaling) from ``rope_theta`` and ``rope_scaling`` (or the
+    newer ``rope_parameters``); a scaling type or key not implemented is a ModelError."""
     legacy, params = config.get("rope_scaling"), config.get("rope_parameters")
     for given in (legacy, params):  # each is checked: an unsupported type is refused
         if isinstance(given, Mapping):
@@ -45,11 +48,61 @@ def rope_frequencies(config: Mapping, d_k: int) -> np.ndarray:
     for given in (params, legacy):
         if theta is None and isinstance(given, Mapping):
             theta = given.get("rope_theta")
-    scaling = _scaling(rope if isinstance(rope, Mapping) else None)
+    return float(theta or DEFAULT_THETA), _scaling(rope if isinstance(rope, Mapping) else None)
+
+
+def rope_frequencies(config: Mapping, d_k: int) -> np.ndarray:
+    """The ``[d_k/2]`` inverse frequencies of a rotary checkpoint's config, float64.
+
+    Reads ``rope_theta`` and ``rope_scaling`` (or the newer ``rope_parameters``); a scaling
+    type or key not implemented is a ModelError naming it.
+    """
+    theta, scaling = _rope_settings(config)
     try:
-        return inverse_frequencies(d_k, float(theta or DEFAULT_THETA), scaling)
+        return inverse_frequencies(d_k, theta, scaling)
     except AttentionInputError as exc:
         raise ModelError("config", f"config.json rope settings: {exc}") from None
+
+
+def engine_rope(w) -> tuple[dict | None, str]:
+    """The engine settings (``positional="rope"``, ``rope_theta``, ``rope_scaling``,
+    ``rope_factor``) that reproduce ``w``'s rotation exactly, with ""; or (None, why not).
+
+    The engine's config carries only a scaling kind and a factor (llama3's other parameters
+    are Llama 3.1's); the check is that its inverse frequencies equal the checkpoint's.
+    """
+    theta, scaling = _rope_settings(w.config)
+    settings = {
+        "positional": "rope",
+        "rope_theta": theta,
+        "rope_scaling": scaling.kind,
+        "rope_factor": float(scaling.factor),
+    }
+    engine = AttentionConfig(d_k=w.d_k, **settings).rope_scaling_record()  # what it computes
+    if engine != scaling:
+        differ = [
+            f"{name} {getattr(scaling, name)} (the engine uses {getattr(engine, name)})"
+            for name in ("low_freq_factor", "high_freq_factor", "original_max_position_embeddings")
+            if getattr(scaling, name) != getattr(engine, name)
+        ]
+        return None, f"its {scaling.kind} rope scaling has " + ", ".join(differ)
+    if not np.array_equal(inverse_frequencies(w.d_k, theta, engine), w.rope):  # [d_k/2]
+        return None, "the engine's RoPE frequencies differ from the checkpoint's"
+    return settings, ""
+
+
+def rotary_note(w) -> str:
+    """A sentence for the session description when a rotary layer opens in direct mode
+    (see the module docstring), else ""."""
+    if w.rope is None:
+        return ""
+    settings, why = engine_rope(w)
+    if settings is not None:
+        return ""
+    return (
+        f" Q and K are given already rotated (direct mode), so W_Q and W_K cannot be edited: "
+        f"{why}, which the engine's RoPE setting cannot express."
+    )
 
 
 def _scaling(rope: Mapping | None) -> RopeScaling:
@@ -91,29 +144,46 @@ def _plus(x: np.ndarray, b) -> np.ndarray:
     return x if b is None else x + b
 
 
+def _mask(w, n: int) -> dict:
+    """The layer's mask settings: causal, or the sliding window as a custom mask."""
+    hidden = hidden_keys(n, w.causal, w.window)  # [n, n] or None
+    if w.window is not None and hidden is not None:
+        return {"mask": "custom", "custom_mask": tuple(map(tuple, (~hidden).tolist()))}
+    return {"mask": "causal" if w.causal else "none"}
+
+
 def rotary_parts(w, layer: int, x: np.ndarray, scale: tuple[str, float]):
-    """The engine's (config, inputs) for rotary layer ``layer`` on ``x [n, d]``: direct mode
-    with the rotated q and k (see the module docstring). ``scale`` is (scale, scale_factor)."""
+    """The engine's (config, inputs) for rotary layer ``layer`` on ``x [n, d]``: projection
+    mode with the engine's RoPE when it reproduces the model's, else direct mode with the
+    rotated q and k (see the module docstring). ``scale`` is (scale, scale_factor)."""
     lw = w.layers[layer]
-    n = x.shape[0]
+    shared = {
+        "heads": w.heads,
+        "d_model": w.d_model,
+        "d_k": w.d_k,
+        "kv_heads": w.kv_heads if w.kv_heads != w.heads else None,
+        "scale": scale[0],
+        "scale_factor": scale[1],
+        **_mask(w, x.shape[0]),
+    }
+    rope, _ = engine_rope(w)
+    if rope is not None:
+        d_v = lw.W_V.shape[1] // w.kv_heads
+        config = AttentionConfig(mode="projection", d_v=d_v, **shared, **rope)
+        inputs = AttentionInputs(
+            X=x,
+            W_Q=lw.W_Q,
+            W_K=lw.W_K,
+            W_V=lw.W_V,
+            W_O=lw.W_O,
+            b_Q=lw.b_Q,
+            b_K=lw.b_K,
+            b_V=lw.b_V,
+            b_O=lw.b_O,
+        )
+        return config, inputs
     q = rotate(_split(_plus(x @ lw.W_Q, lw.b_Q), w.heads), w.rope)  # [h, n, d_k]
     k = rotate(_split(_plus(x @ lw.W_K, lw.b_K), w.kv_heads), w.rope)  # [kv, n, d_k]
     v = _split(_plus(x @ lw.W_V, lw.b_V), w.kv_heads)  # [kv, n, d_v]
-    hidden = hidden_keys(n, w.causal, w.window)
-    if w.window is not None and hidden is not None:
-        mask = {"mask": "custom", "custom_mask": tuple(map(tuple, (~hidden).tolist()))}
-    else:
-        mask = {"mask": "causal" if w.causal else "none"}
-    config = AttentionConfig(
-        mode="direct",
-        heads=w.heads,
-        d_model=w.d_model,
-        d_k=w.d_k,
-        d_v=v.shape[-1],
-        kv_heads=w.kv_heads if w.kv_heads != w.heads else None,
-        scale=scale[0],
-        scale_factor=scale[1],
-        **mask,
-    )
-    inputs = AttentionInputs(Q=q, K=k, V=v, W_O=lw.W_O, b_O=lw.b_O)
-    return config, inputs
+    config = AttentionConfig(mode="direct", d_v=v.shape[-1], **shared)
+    return config, AttentionInputs(Q=q, K=k, V=v, W_O=lw.W_O, b_O=lw.b_O)

@@ -37,6 +37,7 @@ SCALE_LABELS = OPTIONS["scale"]
 NORMALIZER_LABELS = OPTIONS["normalizer"]
 POSITIONAL_LABELS = OPTIONS["positional"]
 MODE_LABELS = OPTIONS["mode"]
+POSITIONAL_TIP = "Position information: a table added to X, or RoPE turning each head's q and k"
 #: Undo labels of the sliders and spin boxes: one drag of these folds into a single undo step.
 #: A pick from a list (heads, mask, normaliser ...) is always a step of its own.
 DRAGGED_CONTROLS = frozenset({"Tokens", "d_model", "d_k", "Temperature", "Scale factor", "Padding"})
@@ -48,6 +49,16 @@ def _combo(options: dict[str, str], tooltip: str) -> QComboBox:
         combo.addItem(label, key)
     combo.setToolTip(tooltip)
     return combo
+
+
+def position_refusal(config, positional: str) -> str | None:
+    """Why the engine refuses ``positional`` for ``config`` (its own validation decides, e.g.
+    direct mode has no X to add a table to), or None when it is accepted."""
+    try:
+        config.with_changes(positional=positional).validate()
+    except AttentionInputError as exc:
+        return str(exc)
+    return None
 
 
 def _select(combo: QComboBox, key: object) -> None:
@@ -108,7 +119,7 @@ class ControlsPanel(QWidget):
         self.scale = _combo(SCALE_LABELS, "What the scores are multiplied by")
         self.scale_factor = float_slider(0.01, 4.0, 3, "Custom scale factor")
         self.normalizer = _combo(NORMALIZER_LABELS, "How a row of scores becomes weights")
-        self.positional = _combo(POSITIONAL_LABELS, "Position information added to X")
+        self.positional = _combo(POSITIONAL_LABELS, POSITIONAL_TIP)
         self.backend = QComboBox()
         self.backend.setToolTip("Which library computes attention")
         self.dtype = _combo({"float32": "float32", "float64": "float64"}, "Number precision")
@@ -265,6 +276,18 @@ class ControlsPanel(QWidget):
         with self.history.transaction("Precision"):
             self.session.dtype = self.dtype.currentData()
 
+    def _offer_positions(self, c) -> None:
+        """Grey out the position encodings the engine refuses for ``c`` (in direct mode all
+        but RoPE and none), each with the reason as its tooltip; the box works in both modes.
+        A config that fails validation by itself tells nothing: every option stays on."""
+        known = position_refusal(c, c.positional) is None
+        model = self.positional.model()
+        for index in range(self.positional.count()):
+            refusal = position_refusal(c, self.positional.itemData(index)) if known else None
+            item = model.item(index)
+            item.setEnabled(refusal is None)
+            item.setToolTip(refusal or "")
+
     def _show_error(self, text: str) -> None:
         self.error.setText(text)
         self.error.setVisible(bool(text))
@@ -328,8 +351,8 @@ class ControlsPanel(QWidget):
         self.scale_factor.setValue(c.scale_factor)
         self.scale_factor.setEnabled(c.scale == "custom")
         _select(self.normalizer, c.normalizer)
+        self._offer_positions(c)
         _select(self.positional, c.positional)
-        self.positional.setEnabled(c.mode == "projection")
         _select(self.backend, s.backend)
         _select(self.dtype, s.dtype)
         del blockers
