@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from attention_explorer.engine import AttentionConfig, AttentionInputs, Backend, compute
+from attention_explorer.engine import AttentionConfig, Backend, compute
 from attention_explorer.engine.blas_threads import one_blas_thread
 from attention_explorer.pretrained.activations import ACTIVATIONS
 from attention_explorer.pretrained.architecture import scale_setting
@@ -107,19 +107,7 @@ def attention_parts(w: ModelWeights, layer: int, x: np.ndarray):
     """The engine's (config, inputs) for layer ``layer`` applied to ``x [n, d]``."""
     if w.rope is not None:  # rotary families: direct mode with the rotated q and k
         return rotary_parts(w, layer, x, scale_setting(w.scales[layer], w.d_k))
-    lw = w.layers[layer]
-    inputs = AttentionInputs(
-        X=x,
-        W_Q=lw.W_Q,
-        W_K=lw.W_K,
-        W_V=lw.W_V,
-        W_O=lw.W_O,
-        b_Q=lw.b_Q,
-        b_K=lw.b_K,
-        b_V=lw.b_V,
-        b_O=lw.b_O,
-    )
-    return attention_config(w, layer), inputs
+    return attention_config(w, layer), w.layers[layer].projection_inputs(x)
 
 
 def feed_forward(w: ModelWeights, lw: LayerWeights, x: np.ndarray) -> np.ndarray:

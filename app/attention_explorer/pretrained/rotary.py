@@ -170,18 +170,7 @@ def rotary_parts(w, layer: int, x: np.ndarray, scale: tuple[str, float]):
     if rope is not None:
         d_v = lw.W_V.shape[1] // w.kv_heads
         config = AttentionConfig(mode="projection", d_v=d_v, **shared, **rope)
-        inputs = AttentionInputs(
-            X=x,
-            W_Q=lw.W_Q,
-            W_K=lw.W_K,
-            W_V=lw.W_V,
-            W_O=lw.W_O,
-            b_Q=lw.b_Q,
-            b_K=lw.b_K,
-            b_V=lw.b_V,
-            b_O=lw.b_O,
-        )
-        return config, inputs
+        return config, lw.projection_inputs(x)
     q = rotate(_split(_plus(x @ lw.W_Q, lw.b_Q), w.heads), w.rope)  # [h, n, d_k]
     k = rotate(_split(_plus(x @ lw.W_K, lw.b_K), w.kv_heads), w.rope)  # [kv, n, d_k]
     v = _split(_plus(x @ lw.W_V, lw.b_V), w.kv_heads)  # [kv, n, d_v]

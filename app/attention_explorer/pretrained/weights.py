@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from attention_explorer.engine import AttentionInputs
 from attention_explorer.pretrained.activations import ACTIVATIONS
 from attention_explorer.pretrained.architecture import Architecture, check_config
 from attention_explorer.pretrained.errors import ModelError
@@ -53,6 +54,11 @@ class LayerWeights:
     b_out: np.ndarray | None
     W_gate: np.ndarray | None = None
     b_gate: np.ndarray | None = None
+
+    def projection_inputs(self, x: np.ndarray) -> AttentionInputs:
+        """The engine's projection-mode inputs of this layer's attention on ``x [n, d]``."""
+        names = ("W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O")
+        return AttentionInputs(X=x, **{name: getattr(self, name) for name in names})
 
 
 @dataclass(frozen=True)
