@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from attention_explorer.engine import ALL_STAGES
+from attention_explorer.exporting.figure import frame_figure
 from attention_explorer.exporting.stages import axis_names
 from attention_explorer.run import compute_session
 from attention_explorer.session import SessionData
@@ -36,7 +37,7 @@ from attention_explorer.stages import MASKED_RGB, stage, title
 from attention_explorer.ui.colormaps import colormap_by_name, colormap_name_for
 from attention_explorer.ui.compare_frames import difference_frame, side_frames, too_large
 from attention_explorer.ui.heatmap_axes import AxisLabels
-from attention_explorer.ui.model_figures import frame_figure, save_figure_as
+from attention_explorer.ui.model_figures import save_figure_as
 
 #: Stages that need every head: a head-limited pass (long sequences) leaves them out.
 _ALL_HEADS = ("concat", "output")
@@ -220,7 +221,9 @@ class CompareView(QWidget):
         frame = self.views["difference"].frame
         if frame is None:
             return None
-        return frame_figure(frame, self.prefs.diverging_colormap, axis_names(frame.stage))
+        rows, cols = axis_names(frame.stage)
+        cmap = self.prefs.diverging_colormap
+        return frame_figure(frame, "signed", row_axis=rows, col_axis=cols, cmap=cmap)
 
     def export_difference(self, path: str | None = None) -> bool:
         """Save the difference map as a picture (asking where when ``path`` is None)."""

@@ -1,39 +1,20 @@
 """Pictures of the model views (compare difference, knockout sweep map) through the export
-path: a DisplayFrame becomes an export Figure, written as PNG, SVG or PDF like any heatmap."""
+path: a DisplayFrame becomes an export Figure (:func:`attention_explorer.exporting.figure.
+frame_figure`), written as PNG, SVG or PDF like any heatmap."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from attention_explorer.display import DisplayFrame
 from attention_explorer.exporting.atomic import write_bytes_atomic
 from attention_explorer.exporting.errors import ExportError
-from attention_explorer.exporting.figure import Figure, Panel
+from attention_explorer.exporting.figure import Figure
 from attention_explorer.exporting.options import DEFAULT_DPI, DEFAULT_SIZE, PICTURE_FORMATS
-from attention_explorer.exporting.safe_text import plain_text
 from attention_explorer.exporting.targets import picture_bytes
 
 #: The file filter of the save dialogs.
 PICTURE_FILTER = "Pictures (*.png *.svg *.pdf)"
-
-
-def frame_figure(
-    frame: DisplayFrame, cmap: str, axes: tuple[str, str], subtitle: str = ""
-) -> Figure:
-    """The export Figure of one frame (one panel, its colour bar and its title)."""
-    panel = Panel.from_frame(frame)
-    return Figure(
-        panels=[panel],
-        title=plain_text(frame.heading),
-        subtitle=plain_text(subtitle),
-        levels=frame.levels,
-        ticks=frame.ticks,
-        cmap=cmap,
-        row_axis=axes[0],
-        col_axis=axes[1],
-        show_values=bool(panel.texts),
-    )
 
 
 def write_figure(path: str | os.PathLike, fig: Figure) -> Path:

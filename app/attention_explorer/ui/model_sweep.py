@@ -29,9 +29,10 @@ from PySide6.QtWidgets import (
 
 from attention_explorer.display import DisplayFrame
 from attention_explorer.display.arrays import frame_for_array
+from attention_explorer.exporting.figure import frame_figure
 from attention_explorer.stages import DEFAULT_DIVERGING
 from attention_explorer.ui.compare_view import FrameView
-from attention_explorer.ui.model_figures import frame_figure, save_figure_as
+from attention_explorer.ui.model_figures import save_figure_as
 
 #: A sweep estimated to take longer than this (seconds) asks before starting.
 ASK_ABOVE_S = 10.0
@@ -257,7 +258,9 @@ class SweepDialog(QDialog):
     def figure(self):
         """The sweep map as an export Figure (None before a sweep finished)."""
         frame = self.map.frame
-        return None if frame is None else frame_figure(frame, DEFAULT_DIVERGING, AXES)
+        if frame is None:
+            return None
+        return frame_figure(frame, "signed", row_axis=AXES[0], col_axis=AXES[1])
 
     def export(self, path: str | None = None) -> bool:
         """Save the map as a picture (asking where when ``path`` is None)."""
