@@ -7,6 +7,7 @@ text rendering. Every number in the text is read from the trace, never recompute
 from __future__ import annotations
 
 from collections.abc import Sequence
+from types import MappingProxyType
 
 import numpy as np
 
@@ -124,14 +125,19 @@ def _scores_steps(trace: Trace, head, i, j, limit):
     ]
 
 
+#: The scale rule in words, by ``config.scale``; anything else is a custom value.
+_SCALE_WORDS = MappingProxyType(
+    {
+        "sqrt_dk": "scale = 1/sqrt(d_k) = 1/sqrt({d_k}) = {value}",
+        "none": "scale = 1 (no scaling)",
+    }
+)
+
+
 def _scale_text(trace: Trace) -> str:
     config = trace.config
-    if config.scale == "sqrt_dk":
-        text = f"scale = 1/sqrt(d_k) = 1/sqrt({config.head_dim}) = {format_number(trace.scale)}"
-    elif config.scale == "none":
-        text = "scale = 1 (no scaling)"
-    else:
-        text = f"scale = {format_number(trace.scale)} (custom)"
+    words = _SCALE_WORDS.get(config.scale, "scale = {value} (custom)")
+    text = words.format(d_k=config.head_dim, value=format_number(trace.scale))
     if config.temperature != 1:
         text += f", then divided by temperature {format_number(config.temperature)}"
     return text

@@ -45,6 +45,21 @@ class MaskReason:
         }[self.kind]
 
 
+@dataclass(frozen=True)
+class StepLayout:
+    """How a :class:`Step` is written: one format string per kind of line."""
+
+    title: str
+    formula: str
+    term: str  # {label} = {value}
+    more: str  # {count}
+    result: str
+
+
+#: Plain text, as ``explain()``'s ``text()`` and the command line print it.
+PLAIN_LAYOUT = StepLayout("{}", "  {}", "  {} = {}", "  ... and {} more", "  = {}")
+
+
 @dataclass
 class Step:
     """One step of the arithmetic: a title, its terms as (label, value), and the result."""
@@ -56,18 +71,25 @@ class Step:
     hidden_terms: int = 0
     reason: MaskReason | None = None
 
+    def lines(self, layout: StepLayout, escape=str) -> list[str]:
+        """The step's lines in ``layout``: title, formula, terms, "and N more", result.
+
+        ``escape`` is applied to every text (titles, formulas, term labels), never to numbers,
+        which go through the one decimals policy (:func:`format_number`).
+        """
+        out = [layout.title.format(escape(self.title))]
+        if self.formula:
+            out.append(layout.formula.format(escape(self.formula)))
+        out += [layout.term.format(escape(lb), format_number(v)) for lb, v in self.terms]
+        if self.hidden_terms:
+            out.append(layout.more.format(self.hidden_terms))
+        if self.result is not None:
+            out.append(layout.result.format(format_number(self.result)))
+        return out
+
     def text(self) -> str:
         """The step as lines of plain text."""
-        lines = [self.title]
-        if self.formula:
-            lines.append(f"  {self.formula}")
-        for label, value in self.terms:
-            lines.append(f"  {label} = {format_number(value)}")
-        if self.hidden_terms:
-            lines.append(f"  ... and {self.hidden_terms} more")
-        if self.result is not None:
-            lines.append(f"  = {format_number(self.result)}")
-        return "\n".join(lines)
+        return "\n".join(self.lines(PLAIN_LAYOUT))
 
 
 @dataclass

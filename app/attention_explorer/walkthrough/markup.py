@@ -12,11 +12,22 @@ from collections.abc import Sequence
 import numpy as np
 
 from attention_explorer.engine.explain import Step
+from attention_explorer.engine.explain_parts import StepLayout
 from attention_explorer.numbers import format_number
 from attention_explorer.walkthrough.step import Cells
 
 #: Rows longer than this are shown with their first values and "… N more".
 ROW_LIMIT = 8
+
+_INDENT = "&nbsp;&nbsp;"
+#: A step as narration HTML: texts escaped, numbers in typewriter type, the result in bold.
+_HTML_LAYOUT = StepLayout(
+    "{}",
+    _INDENT + "<tt>{}</tt>",
+    _INDENT + "<tt>{} = {}</tt>",
+    _INDENT + "<tt>… and {} more</tt>",
+    _INDENT + "<tt>= <b>{}</b></tt>",
+)
 
 
 def num(x: float) -> str:
@@ -39,16 +50,7 @@ def vec(values: Sequence[float] | np.ndarray, limit: int = ROW_LIMIT) -> str:
 
 def render(step: Step) -> str:
     """One explain() step as HTML: title, formula, the terms, then the result."""
-    lines = [html.escape(step.title)]
-    if step.formula:
-        lines.append(f"&nbsp;&nbsp;<tt>{html.escape(step.formula)}</tt>")
-    for label, value in step.terms:
-        lines.append(f"&nbsp;&nbsp;<tt>{html.escape(label)} = {num(value)}</tt>")
-    if step.hidden_terms:
-        lines.append(f"&nbsp;&nbsp;<tt>… and {step.hidden_terms} more</tt>")
-    if step.result is not None:
-        lines.append(f"&nbsp;&nbsp;<tt>= <b>{num(step.result)}</b></tt>")
-    return "<br>".join(lines)
+    return "<br>".join(step.lines(_HTML_LAYOUT, escape=html.escape))
 
 
 def row_cells(row: int, width: int, first: int | None = None) -> Cells:
