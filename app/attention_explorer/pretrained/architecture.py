@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from attention_explorer.pretrained.errors import ModelError
 
@@ -59,6 +60,19 @@ TENSOR_ROLES = (
 def inverse_sqrt_dk(config: Mapping, layer: int, d_k: int) -> float:
     """The usual scale rule: scores are multiplied by ``1 / sqrt(d_k)``."""
     return 1.0 / math.sqrt(d_k)
+
+
+#: The sizes under transformers' standard config names, which BERT and the Llama-like families
+#: use (GPT-2 has names of its own). role -> (config key, default when absent).
+STANDARD_SIZES: Mapping[str, tuple[str, int | None]] = MappingProxyType(
+    {
+        "layers": ("num_hidden_layers", None),
+        "heads": ("num_attention_heads", None),
+        "d_model": ("hidden_size", None),
+        "d_ff": ("intermediate_size", None),
+        "vocab": ("vocab_size", None),
+    }
+)
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ activation, LayerNorm, then the word table (tied) plus a bias.
 
 from __future__ import annotations
 
-from attention_explorer.pretrained.architecture import Architecture
+from attention_explorer.pretrained.architecture import STANDARD_SIZES, Architecture
 
 _L = "encoder.layer.{i}."
 
@@ -21,14 +21,7 @@ ARCHITECTURE = Architecture(
     eps_default=1e-12,
     causal=False,
     causal_key="is_decoder",
-    sizes={
-        "layers": ("num_hidden_layers", None),
-        "heads": ("num_attention_heads", None),
-        "d_model": ("hidden_size", None),
-        "d_ff": ("intermediate_size", None),
-        "max_positions": ("max_position_embeddings", 512),
-        "vocab": ("vocab_size", None),
-    },
+    sizes={**STANDARD_SIZES, "max_positions": ("max_position_embeddings", 512)},
     tensors={
         "word": "embeddings.word_embeddings.weight",
         "position": "embeddings.position_embeddings.weight",

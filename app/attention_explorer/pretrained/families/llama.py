@@ -11,7 +11,7 @@ them. Rope scaling types other than ``linear`` and ``llama3`` are refused by nam
 
 from __future__ import annotations
 
-from attention_explorer.pretrained.architecture import Architecture
+from attention_explorer.pretrained.architecture import STANDARD_SIZES, Architecture
 
 _L = "layers.{i}."
 
@@ -33,14 +33,10 @@ LLAMA_TENSORS = {
 
 #: The sizes the Llama-like families read from config.json.
 LLAMA_SIZES = {
-    "layers": ("num_hidden_layers", None),
-    "heads": ("num_attention_heads", None),
+    **STANDARD_SIZES,
     "kv_heads": ("num_key_value_heads", None),
     "head_dim": ("head_dim", None),
-    "d_model": ("hidden_size", None),
-    "d_ff": ("intermediate_size", None),
     "max_positions": ("max_position_embeddings", 2048),
-    "vocab": ("vocab_size", None),
 }
 
 #: Keys every Llama-like family checks. ``pretraining_tp`` and ``attention_dropout`` are not
