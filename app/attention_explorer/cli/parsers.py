@@ -71,37 +71,61 @@ _ON_OFF = {"action": argparse.BooleanOptionalAction}
 _DECIMALS = {"type": decimals}
 
 
-def _add_compute(sub) -> None:
-    p = sub.add_parser(
-        "compute",
-        help="run the engine on a session file",
-        description="Print a short summary of every head's weights (at most 16 rows and "
+def _session_command(sub, name: str) -> argparse.ArgumentParser:
+    """Sub-command ``name`` on one session: the session, its :data:`_ARGUMENTS` in order, then
+    the engine options."""
+    parser = sub.add_parser(name, **_TEXTS[name])
+    add_source_options(parser)
+    for flags, options in _ARGUMENTS.get(name, ()):
+        parser.add_argument(*flags, **options)
+    add_engine_options(parser)
+    return parser
+
+
+#: Every sub-command's help texts (the sweep's are with its own parser).
+_TEXTS = {
+    "compute": {
+        "help": "run the engine on a session file",
+        "description": "Print a short summary of every head's weights (at most 16 rows and "
         "columns each), or write every stage to an NPZ file with --out.",
-    )
-    add_source_options(p)
-    p.add_argument("--out", metavar="FILE.npz", help="write every stage to this .npz file")
-    add_engine_options(p)
+    },
+    "explain": {"help": "print the arithmetic behind one cell"},
+    "export": {
+        "help": "write pictures (png, svg, pdf) and numbers (csv, npy, npz) of a session",
+        "description": "Write pictures and numbers of any stage and head, with no display "
+        "needed. Files are named predictably: weights_head0.png, weights_grid.png (all heads), "
+        "concat.png, output.csv, trace.npz.",
+    },
+    "examples": {"help": "list the worked examples (and the starter)"},
+    "model": {
+        "help": "load one layer of a real pretrained model (BERT, MiniLM, GPT-2) as a session",
+        "description": "Tokenize TEXT with the model's own tokenizer, run the model up to "
+        "LAYER, and write that layer's attention (X, W_Q, W_K, W_V, W_O, biases) as an editable "
+        "session file, or print which token each head attends to most.",
+    },
+    "schema": {"help": "print the JSON Schema of session files (for editors that validate)"},
+    "handout": {"help": "write the walkthrough as a PDF, one page per step"},
+}
 
-
-def _add_explain(sub) -> None:
-    p = sub.add_parser("explain", help="print the arithmetic behind one cell")
-    add_source_options(p)
-    p.add_argument("--stage", default="weights", choices=[s for s in STAGE_NAMES if s != "X_kv"])
-    p.add_argument("--head", type=int, default=0)
-    p.add_argument("--cell", type=cell, default=(0, 0), help="ROW,COL, e.g. 1,2")
-    p.add_argument("--max-terms", type=int, default=16)
-    add_engine_options(p)
+#: The arguments of the simple sub-commands on a session: name -> ((flags, options), ...).
+_ARGUMENTS = {
+    "compute": (
+        (("--out",), {"metavar": "FILE.npz", "help": "write every stage to this .npz file"}),
+    ),
+    "explain": (
+        (("--stage",), {"default": "weights", "choices": [s for s in STAGE_NAMES if s != "X_kv"]}),
+        (("--head",), {"type": int, "default": 0}),
+        (("--cell",), {"type": cell, "default": (0, 0), "help": "ROW,COL, e.g. 1,2"}),
+        (("--max-terms",), {"type": int, "default": 16}),
+    ),
+    "handout": (
+        (("--out",), {"required": True, "metavar": "FILE.pdf", "help": "the PDF to write"}),
+    ),
+}
 
 
 def _add_export(sub) -> None:
-    p = sub.add_parser(
-        "export",
-        help="write pictures (png, svg, pdf) and numbers (csv, npy, npz) of a session",
-        description="Write pictures and numbers of any stage and head, with no display needed. "
-        "Files are named predictably: weights_head0.png, weights_grid.png (all heads), "
-        "concat.png, output.csv, trace.npz.",
-    )
-    add_source_options(p)
+    p = _session_command(sub, "export")
     p.add_argument(
         "--stage",
         default="weights",
@@ -137,7 +161,6 @@ def _add_export(sub) -> None:
         ("--grid", "also draw all heads in one picture, <stage>_grid.png", _ON_OFF),
     ):
         p.add_argument(flag, default=None, help=text, **kind)
-    add_engine_options(p)
 
 
 def build_parser() -> OneLineParser:
@@ -145,34 +168,19 @@ def build_parser() -> OneLineParser:
     parser = OneLineParser(prog=PROG, description="Attention Explorer command line")
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    _add_compute(sub)
-    _add_explain(sub)
+    _session_command(sub, "compute")
+    _session_command(sub, "explain")
     _add_export(sub)
-    sub.add_parser("examples", help="list the worked examples (and the starter)")
+    sub.add_parser("examples", **_TEXTS["examples"])
     _add_model(sub)
-    sub.add_parser(
-        "schema", help="print the JSON Schema of session files (for editors that validate)"
-    )
+    sub.add_parser("schema", **_TEXTS["schema"])
     add_sweep_parser(sub)
-    _add_handout(sub)
+    _session_command(sub, "handout")
     return parser
 
 
-def _add_handout(sub) -> None:
-    p = sub.add_parser("handout", help="write the walkthrough as a PDF, one page per step")
-    add_source_options(p)
-    p.add_argument("--out", required=True, metavar="FILE.pdf", help="the PDF to write")
-    add_engine_options(p)
-
-
 def _add_model(sub) -> None:
-    p = sub.add_parser(
-        "model",
-        help="load one layer of a real pretrained model (BERT, MiniLM, GPT-2) as a session",
-        description="Tokenize TEXT with the model's own tokenizer, run the model up to LAYER, "
-        "and write that layer's attention (X, W_Q, W_K, W_V, W_O, biases) as an editable "
-        "session file, or print which token each head attends to most.",
-    )
+    p = sub.add_parser("model", **_TEXTS["model"])
     p.add_argument(
         "--model",
         required=True,
