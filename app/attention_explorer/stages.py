@@ -329,6 +329,12 @@ def panel_stages(group: str | None = None) -> tuple[str, ...]:
     )
 
 
+def combined_stages() -> tuple[str, ...]:
+    """The stages that combine every head (the concatenation and the output projection): a
+    pass limited to some heads cannot have them."""
+    return panel_stages("combine")
+
+
 def stage(name: str) -> Stage:
     """The catalogue entry of ``name``; KeyError naming the known stages otherwise."""
     try:

@@ -33,14 +33,11 @@ from attention_explorer.exporting.figure import frame_figure
 from attention_explorer.exporting.stages import axis_names
 from attention_explorer.run import compute_session
 from attention_explorer.session import SessionData
-from attention_explorer.stages import MASKED_RGB, stage, title
+from attention_explorer.stages import MASKED_RGB, combined_stages, stage, title
 from attention_explorer.ui.colormaps import colormap_by_name, colormap_name_for
 from attention_explorer.ui.compare_frames import difference_frame, side_frames, too_large
 from attention_explorer.ui.heatmap_axes import AxisLabels
 from attention_explorer.ui.model_figures import save_figure_as
-
-#: Stages that need every head: a head-limited pass (long sequences) leaves them out.
-_ALL_HEADS = ("concat", "output")
 
 
 def title_html(heading: str) -> str:
@@ -148,7 +145,9 @@ class _OriginalTraces(QObject):
 
         def run() -> None:
             try:
-                stages = None if heads is None else [s for s in ALL_STAGES if s not in _ALL_HEADS]
+                stages = (
+                    None if heads is None else [s for s in ALL_STAGES if s not in combined_stages()]
+                )
                 trace = compute_session(data, backend, dtype=dtype, heads=heads, stages=stages)
             except Exception as exc:  # any refusal is shown as text, never a traceback
                 if key == self._latest:

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 from attention_explorer.exporting import ExportError, export_heads_grid, export_stage
 from attention_explorer.exporting.stages import computed_stages, is_per_head
 from attention_explorer.output_policy import OutputRefused, check_output
-from attention_explorer.stages import title
+from attention_explorer.stages import FOCUS_STAGE, title
 from attention_explorer.ui import export_dialog_parts as parts
 from attention_explorer.ui.colormaps import colormap_name_for
 from attention_explorer.ui.picture_options import PictureOptions
@@ -61,7 +61,7 @@ class ExportDialog(QDialog):
             self.stage_box.addItem(title(name, trace.config.normalizer), name)
         index = self.stage_box.findData(stage)
         if index < 0:
-            index = max(self.stage_box.findData("weights"), 0)
+            index = max(self.stage_box.findData(FOCUS_STAGE), 0)
         self.stage_box.setCurrentIndex(index)
         self.head_box = QComboBox()
         for k in trace.heads:

@@ -15,6 +15,7 @@ from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from attention_explorer.display import stage_picture
+from attention_explorer.stages import FOCUS_STAGE
 from attention_explorer.ui.colormaps import colormap_for
 from attention_explorer.ui.fast_image import FastImageItem
 
@@ -84,7 +85,7 @@ class HeadsGrid(QWidget):
         self._boxes, self._images, self._missing, self._shown = [], [], [], []
         text_colour = self.palette().color(QPalette.ColorRole.Text).name()
         columns = max(1, min(4, math.ceil(math.sqrt(heads))))
-        cmap = colormap_for("weights", self.prefs)
+        cmap = colormap_for(FOCUS_STAGE, self.prefs)
         for k in range(heads):
             row, col = 2 * (k // columns), k % columns
             self.graphics.addLabel(f"head {k}", row=row, col=col, size="9pt", color=text_colour)
@@ -109,13 +110,13 @@ class HeadsGrid(QWidget):
         heads = trace.config.heads
         if heads != len(self._boxes):
             self._rebuild(heads)
-        weights = trace["weights"]  # [s, n, m] for the heads in trace.heads, or None
+        weights = trace[FOCUS_STAGE]  # [s, n, m] for the heads in trace.heads, or None
         rows, cols = trace.n_queries, trace.n_keys
         for k, (box, image, missing) in enumerate(zip(self._boxes, self._images, self._missing)):
             present = weights is not None and k in trace.heads
             if present:
                 # block max, as the stage views; from the pass's preview when it made one
-                data = stage_picture(trace, "weights", k, THUMB_LIMIT).image
+                data = stage_picture(trace, FOCUS_STAGE, k, THUMB_LIMIT).image
                 image.setImage(data, autoLevels=False, levels=(0.0, 1.0))
                 image.setRect(QRectF(0, 0, cols, rows))
             image.setVisible(present)
@@ -143,7 +144,7 @@ class HeadsGrid(QWidget):
                 self._on_trace_updated(self.live.trace)
 
     def _on_colormap_changed(self, *_args) -> None:
-        cmap = colormap_for("weights", self.prefs)
+        cmap = colormap_for(FOCUS_STAGE, self.prefs)
         for image in self._images:
             image.setColorMap(cmap)
 

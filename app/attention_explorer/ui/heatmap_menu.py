@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QMenu
 
+from attention_explorer.stages import stage
+
 #: The colour scales offered for weights, with their menu texts.
 SCALE_TEXTS = {"linear": "0 to 1", "row": "Each row against its maximum", "log": "Log scale"}
 
@@ -18,7 +20,7 @@ def context_menu(view) -> QMenu:
     whole = menu.addAction("Show the whole stage (0)")
     whole.setEnabled(view.zoom.zoomed())
     whole.triggered.connect(view.zoom.reset)
-    if view.stage == "weights":
+    if stage(view.stage).scalable:
         scales = menu.addMenu("Colour scale")
         for key, text in SCALE_TEXTS.items():
             action = scales.addAction(text)

@@ -269,7 +269,7 @@ class HeatmapView(QFrame):
             self.bar.axis.setLabel(frame.scale_caption or None)
         self._update_hidden(frame, rect)
         self.axes.update(self._frame)
-        if self.stage == "concat":
+        if stage(self.stage).head_blocks:
             picks.head_separators(
                 self.plot, self._separators, self._trace.config.heads, frame.shape[1]
             )

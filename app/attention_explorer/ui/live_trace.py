@@ -21,6 +21,7 @@ from attention_explorer.engine.preview import PREVIEW_LIMIT
 from attention_explorer.engine.trace import ALL_STAGES
 from attention_explorer.run import compute_session
 from attention_explorer.session.model import COMPUTE_FIELDS, Session
+from attention_explorer.stages import combined_stages
 
 #: Above this many score cells (heads x n x m) a pass goes to the worker thread. Up to here
 #: (n = 512 with 8 heads: a 7 ms pass) the pass is cheaper than the hand-off: in bench_gui the
@@ -28,8 +29,8 @@ from attention_explorer.session.model import COMPUTE_FIELDS, Session
 WORKER_THRESHOLD = 512 * 512 * 8
 #: Above this many score cells only the selected head's stages are computed.
 SELECTED_HEAD_ONLY_THRESHOLD = 1024 * 1024 * 8
-#: The stages a head-limited pass keeps: everything but concat and output (they need all heads).
-HEAD_LIMITED_STAGES = tuple(s for s in ALL_STAGES if s not in ("concat", "output"))
+#: The stages a head-limited pass keeps: all but those that combine every head.
+HEAD_LIMITED_STAGES = tuple(s for s in ALL_STAGES if s not in combined_stages())
 
 _startup_frozen = False
 
