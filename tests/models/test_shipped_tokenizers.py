@@ -14,6 +14,7 @@ import pytest
 from attention_explorer.pretrained.tokenize import load_tokenizer, special_ids, tokenize
 from attention_explorer.walkthrough.focus import choose_focus, is_content
 from tests.models import tokenizer_fixtures as fx
+from tests.models.test_model_panel import window  # noqa: F401  (the real window)
 
 transformers = pytest.importorskip("transformers")
 pytest.importorskip("torch")
@@ -182,3 +183,24 @@ def test_a_model_session_follows_a_word_never_the_bos(tmp_path):
     for head in range(session.config.heads):
         row = choose_focus(trace, head).row
         assert is_content(session.tokens[row]), (head, session.tokens[row])
+
+
+def test_the_token_strip_shows_the_bos_and_chat_tokens_as_text(qtbot, window, tmp_path):  # noqa: F811
+    """The real window: load the model, open a head; the strip's boxes read the tokens as
+    the tokenizer spells the special ones and the words without their ▁ / Ġ marks."""
+    from tests.models.test_model_panel import click_map, load
+
+    folder = fx.llama3_folder(tmp_path / "llama3")
+    _llama(folder, "llama3")
+    text = fx.CHAT_TEXTS["llama3"][0]
+    panel = load(qtbot, window, folder, text)
+    click_map(qtbot, panel, layer=1, head=0)
+    shown = [edit.text() for edit in window.tokens.edits()]
+    assert shown == list(_ours(folder, text).tokens)
+    assert shown[:2] == ["<|begin_of_text|>", "<|start_header_id|>"]
+    assert (
+        "<|end_header_id|>" in shown
+        and "<|eot_id|>" in shown
+        and any("↵" in s for s in shown)
+        and not any("Ġ" in s or "Ċ" in s for s in shown)
+    )
