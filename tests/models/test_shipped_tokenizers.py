@@ -61,6 +61,19 @@ def test_each_chat_token_typed_in_the_text_is_one_special_token(folders, family)
         assert sum(toks.special) == sum(1 for i in toks.ids if i in marked)
 
 
+@pytest.mark.parametrize("text", ["the cat</s>sat", "  leading spaces"])
+def test_llama2_text_glued_to_a_special_token_follows_the_shipped_file(folders, text):
+    """SentencePiece's dummy "▁" before every piece of text, as tokenizer.json's normalizer
+    says (transformers 5's legacy=False LlamaTokenizer drops it here: see tokenize.py)."""
+    from tokenizers import Tokenizer
+
+    folder = folders["llama2"]
+    shipped = Tokenizer.from_file(str(folder / "tokenizer.json")).encode(text)
+    toks = _ours(folder, text)
+    assert toks.ids == tuple(shipped.ids)
+    assert shipped.tokens[-1].startswith("▁") or shipped.tokens[1:3] == ["▁", "▁"]
+
+
 @pytest.mark.parametrize("family", ["llama2", "llama3"])
 def test_the_bos_comes_once_and_first(folders, family):
     folder, bos = folders[family], BOS[family]

@@ -14,6 +14,12 @@ encodes it:
   (``<|begin_of_text|><|start_header_id|>user…``), stands for the BOS the post-processor
   adds: it is kept once, never doubled (transformers would give it twice; its
   ``apply_chat_template`` tokenizes without the post-processor, which gives it once).
+- **Llama 2's ▁.** tokenizer.json's normalizer (Prepend "▁", spaces to "▁") is followed as
+  shipped, which is SentencePiece's dummy prefix: every piece of text gets its "▁", also
+  after a special token (``</s>sat`` -> ``</s> ▁sat``) and before leading spaces. transformers
+  5's LlamaTokenizer rebuilds that step (``legacy=False``: no "▁" after a special token, one
+  less before leading spaces), so there, and only there, its ids differ from the shipped
+  file's; plain text and chat text with spaces around its tokens are the same.
 - **Chat templates** (``chat_template`` in tokenizer_config.json, Jinja) are never rendered
   (no Jinja, no eval): the learner's text is what the model reads, so a plain text is seen
   as BOS + text. To see a chat turn, type it with its special tokens.
