@@ -333,12 +333,25 @@ def resize(
     return data
 
 
+def _direct_accepts(config) -> bool:
+    """True when the engine takes ``config``'s positional setting in direct mode (RoPE)."""
+    try:
+        config.with_changes(mode="direct", d_k=config.head_dim, d_v=config.value_dim).validate()
+    except AttentionInputError:
+        return False
+    return config.positional != "none"
+
+
 def set_mode(data: SessionData, mode: str) -> SessionData:
     """Switch between typing Q/K/V directly and projecting them from X.
 
     projection -> direct keeps the numbers: Q, K, V become the current projections.
+    RoPE stays on (theta, scaling, offset with it): Q and K are typed as projected, before
+    rotation, and the engine rotates them in direct mode as it did, so Q_rot, K_rot, the
+    scores and everything after are unchanged. A table added to X (sinusoidal, learned)
+    is already inside the projections, so it becomes "none".
     direct -> projection starts from seeded X and Xavier-scaled weights with
-    d_model = heads * d_k.
+    d_model = heads * d_k; the positional setting stays.
     """
     config = data.config
     if mode == config.mode:
@@ -353,8 +366,9 @@ def set_mode(data: SessionData, mode: str) -> SessionData:
             W_O=data.inputs.W_O,
             b_O=data.inputs.b_O,
         )
+        positional = config.positional if _direct_accepts(config) else "none"
         new = config.with_changes(
-            mode="direct", positional="none", d_k=config.head_dim, d_v=config.value_dim
+            mode="direct", positional=positional, d_k=config.head_dim, d_v=config.value_dim
         )
         return data.with_changes(config=new, inputs=inputs)
     h, dk = config.heads, config.head_dim

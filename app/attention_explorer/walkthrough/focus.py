@@ -17,8 +17,9 @@ import numpy as np
 from attention_explorer.engine import Trace
 from attention_explorer.walkthrough.markup import num, tok
 
-#: Tokens a tokenizer adds around the text ([CLS], [SEP], <s>, </s>, <|endoftext|>, <bos>).
-SPECIAL_TOKEN = re.compile(r"^(\[[A-Za-z_]+\]|<\|?/?[A-Za-z_]*\|?>)$")
+#: Tokens a tokenizer adds around the text ([CLS], [SEP], <s>, </s>, <|endoftext|>, <bos>) and
+#: chat / reserved tokens (<|begin_of_text|>, <|im_start|>, <|reserved_special_token_0|>).
+SPECIAL_TOKEN = re.compile(r"^(\[[A-Za-z_]+\]|<\|?/?[A-Za-z0-9_]*\|?>)$")
 
 #: Weights whose largest and smallest (over the visible keys) differ by less are "near-uniform".
 NEAR_UNIFORM = 0.05
