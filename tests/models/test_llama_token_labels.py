@@ -27,6 +27,10 @@ from tests.models.conftest import train_bpe
         ("ing", "metaspace", "ing"),
         ("▁", "metaspace", "␣"),
         ("<0x0A>", "metaspace", "↵"),
+        ("<0x1A>", "metaspace", "\\x1a"),  # a control byte: its code, never a blank label
+        ("Ě", "bytelevel", "\\x1a"),  # the same byte through GPT-2's byte table
+        ("Ā", "bytelevel", "\\x00"),
+        ("aĊb", "bytelevel", "a↵b"),  # a newline inside a piece, too
         ("<s>", "metaspace", "<s>"),
         ("##ing", "plain", "##ing"),
         ("Ġcat", "plain", "Ġcat"),

@@ -4,15 +4,17 @@ BPE: GPT-2, Llama 3, Qwen2, where every byte is a printable stand-in: ``Ċ`` is 
 
 :func:`readable_token` turns a piece into its text: the stand-ins back into the bytes they
 stand for, decoded as UTF-8; the word-start mark dropped (the strip already separates the
-tokens); a piece that is only whitespace shown by a visible sign (``␣`` space, ``↵`` newline,
-``⇥`` tab); bytes that are part of a character split across pieces as ``\\xNN``. WordPiece
-pieces (BERT's ``##ing``) and special tokens (``<s>``, ``<|endoftext|>``) stay as they are.
+tokens); a piece that is only spaces shown as ``␣``, newlines and tabs anywhere as ``↵`` and
+``⇥``, and any other control character by its code (``\\x1a``), so no label is blank; bytes
+that are part of a character split across pieces as ``\\xNN``. WordPiece pieces (BERT's
+``##ing``) and special tokens (``<s>``, ``<|endoftext|>``) stay as they are.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
@@ -38,13 +40,22 @@ def _byte_of() -> dict[str, int]:
     return chars
 
 
+def _visible(char: str) -> str:
+    """``char``, or a visible sign for it: a tab or newline by its sign, any other control or
+    format character (``\x1a``, a zero-width joiner) as its code, so no label is blank."""
+    if char in _WHITESPACE and char != " ":
+        return _WHITESPACE[char]
+    if unicodedata.category(char)[0] == "C":
+        code = ord(char)
+        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    return char
+
+
 def _show(text: str) -> str:
     stripped = text.strip(" ")
     if not stripped:
         return "␣" * max(1, len(text))
-    if not stripped.strip():
-        return "".join(_WHITESPACE.get(c, c) for c in stripped)
-    return stripped
+    return "".join(_visible(c) for c in stripped)
 
 
 def _bytelevel(piece: str) -> str:
