@@ -71,7 +71,7 @@ def embed(w: ModelWeights, ids, type_ids, dtype=np.float64) -> np.ndarray:
     """The input of layer 0: token (+ position, + token type, then a norm if the family has
     one). ``[n, d]`` in ``dtype``."""
     n = len(ids)
-    h = w.word[np.asarray(ids)].astype(dtype)  # [n, d]
+    h = w.word.rows(ids, dtype)  # [n, d]: only these rows are read and converted
     if w.position is not None:
         h += w.position[:n]
     if w.token_type is not None:
@@ -141,7 +141,9 @@ def output_logits(w: ModelWeights, h: np.ndarray) -> np.ndarray | None:
         x = norm(w, x, head.norm)
     else:
         x = norm(w, h, head.norm) if head.norm is not None else h  # [n, d]
-    logits = x @ head.decoder.T.astype(h.dtype, copy=False)  # [n, vocab]
+    logits = np.empty((h.shape[0], head.decoder.shape[0]), dtype=h.dtype)  # [n, vocab]
+    for lo, rows in head.decoder.blocks(h.dtype):  # [block, d]: never the whole table at once
+        np.matmul(x, rows.T, out=logits[:, lo : lo + rows.shape[0]])
     return _plus(logits, head.bias)
 
 

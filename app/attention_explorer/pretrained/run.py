@@ -31,9 +31,9 @@ from attention_explorer.pretrained.forward import (
     output_logits,
     rest_of_layer,
 )
-from attention_explorer.pretrained.kernel import attend, attend_engine, cast_weights
+from attention_explorer.pretrained.kernel import attend, attend_engine
 from attention_explorer.pretrained.output import RunOutputs
-from attention_explorer.pretrained.weights import ModelWeights
+from attention_explorer.pretrained.weights import ModelWeights, in_dtype
 from attention_explorer.session.document import SessionData
 
 DTYPES = ("float32", "float64")
@@ -143,8 +143,10 @@ def check_edits(w: ModelWeights, name: str, edits, n: int) -> dict[int, SessionD
 
 
 def _weights(loaded: LoadedModel, dtype: str) -> ModelWeights:
+    """The model's weights read as ``dtype`` (straight from the checkpoint, never through a
+    float64 copy); kept with the model."""
     if dtype not in loaded.cast:
-        loaded.cast[dtype] = cast_weights(loaded.weights, np.dtype(dtype))
+        loaded.cast[dtype] = in_dtype(loaded.weights, dtype)
     return loaded.cast[dtype]
 
 

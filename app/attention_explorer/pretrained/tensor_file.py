@@ -3,6 +3,9 @@
 
 The files are memory-mapped, never read whole: a tensor is converted (to float32 or float64)
 only when asked for, so a large checkpoint costs its size in page cache, not twice in RAM.
+bfloat16 becomes float32 in one pass (its bits are a float32's high half); after a tensor is
+converted its pages can be handed back (:meth:`TensorFile.release`), so a model converted layer
+by layer does not keep the whole file resident.
 The safetensors layout is small and stable (8 bytes: header length, little-endian; a JSON
 header ``{name: {dtype, shape, data_offsets}}``; the data), and is read here directly,
 because safetensors' numpy loader refuses bfloat16 ("data type 'bfloat16' not understood").
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import mmap
 from pathlib import Path
 
 import numpy as np
@@ -37,9 +41,12 @@ _MAX_HEADER = 100 * 1024 * 1024
 
 
 def _widen(raw: np.ndarray, kind: str, dtype) -> np.ndarray:
-    """A stored tensor as ``dtype`` (bfloat16 becomes float32 by a 16-bit shift first)."""
+    """A stored tensor as a new ``dtype`` array (None: float32 for bfloat16, else the stored
+    view). bfloat16 is a float32's high 16 bits: one shift into a uint32 array makes the
+    float32 without any float64 step, and float32 is then widened only if asked."""
     if kind == "BF16":
-        raw = (raw.astype(np.uint32) << 16).view(np.float32)
+        wide = np.left_shift(raw, np.uint32(16), dtype=np.uint32).view(np.float32)  # one pass
+        return wide if dtype is None else wide.astype(dtype, copy=False)
     return raw.astype(dtype) if dtype is not None else np.asarray(raw)
 
 
@@ -56,6 +63,7 @@ class _Shard:
                     raise ValueError(f"a header length of {length} bytes")
                 header = json.loads(f.read(length).decode("utf-8"))
             self.data = np.memmap(path, dtype=np.uint8, mode="r", offset=8 + length)
+            self.start = 8 + length  # where the data begins in the file
         except (OSError, ValueError, UnicodeDecodeError) as exc:
             raise ModelError("files", f"{path} is not a readable safetensors file: {exc}") from None
         if not isinstance(header, dict):
@@ -89,6 +97,24 @@ class _Shard:
         kind, shape, lo, hi = self.entries[name]
         raw = self.data[lo:hi].view(DTYPES[kind]).reshape(shape)  # a view of the mapping
         return _widen(raw, kind, dtype)
+
+    def release(self, name: str) -> None:
+        """Unmap the whole pages of tensor ``name`` from this process (they stay in the page
+        cache, and come back on the next read): its resident size no longer counts them."""
+        mapping = getattr(self.data, "_mmap", None)
+        advise = getattr(mmap, "MADV_DONTNEED", None)
+        if mapping is None or advise is None or not hasattr(mapping, "madvise"):
+            return  # not on this platform: the pages stay mapped, which is only bigger
+        _, _, lo, hi = self.entries[name]
+        base = self.start - self.start % mmap.ALLOCATIONGRANULARITY  # where the mapping starts
+        first = self.start + lo - base  # the tensor's bytes within the mapping
+        page = mmap.PAGESIZE
+        first, last = -(-first // page) * page, (self.start + hi - base) // page * page
+        if last > first:
+            try:
+                mapping.madvise(advise, first, last - first)
+            except (OSError, ValueError):
+                pass  # an advice refused changes nothing but the resident size
 
 
 class TensorFile:
@@ -146,6 +172,31 @@ class TensorFile:
         return next((p + name for p in prefixes if p + name in self.where), None)
 
     def get(self, name: str, dtype=np.float64) -> np.ndarray:
-        """Tensor ``name`` converted to ``dtype`` (None: float32 for 16-bit floats, else as
+        """Tensor ``name`` converted to ``dtype`` (None: float32 for bfloat16, else as
         stored, still memory-mapped when no conversion is needed)."""
         return self.shards[self.where[name]].get(name, dtype)
+
+    def rows(self, name: str, lo: int, hi: int, dtype) -> np.ndarray:
+        """Rows ``lo:hi`` of the 2-D tensor ``name`` converted to ``dtype`` (a new array);
+        only those rows' pages are read."""
+        kind, shape, start, _ = self.shards[self.where[name]].entries[name]
+        item = DTYPES[kind].itemsize * int(np.prod(shape[1:], dtype=np.int64))  # bytes a row
+        shard = self.shards[self.where[name]]
+        raw = shard.data[start + lo * item : start + hi * item].view(DTYPES[kind])
+        return _widen(raw.reshape((hi - lo, *shape[1:])), kind, dtype)
+
+    def take(self, name: str, ids: np.ndarray, dtype) -> np.ndarray:
+        """Rows ``ids`` of tensor ``name`` converted to ``dtype``; only their pages are read."""
+        shard = self.shards[self.where[name]]
+        kind, shape, lo, hi = shard.entries[name]
+        raw = shard.data[lo:hi].view(DTYPES[kind]).reshape(shape)  # a view of the mapping
+        return _widen(raw[ids], kind, dtype)
+
+    def release(self, name: str) -> None:
+        """Hand tensor ``name``'s pages back (see :meth:`_Shard.release`)."""
+        self.shards[self.where[name]].release(name)
+
+    def nbytes(self, name: str) -> int:
+        """Stored size of tensor ``name`` in bytes."""
+        _, _, lo, hi = self.shards[self.where[name]].entries[name]
+        return hi - lo
