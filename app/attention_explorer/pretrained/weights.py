@@ -308,12 +308,13 @@ def _survey(arch: Architecture, cfg: dict, tensors: TensorFile) -> _Stored:
     return _Stored(tensors, sizes, tuple(keys), tuple(elements))
 
 
-def _build(arch: Architecture, cfg: dict, survey: _Stored, name: str, dtype) -> ModelWeights:
+def _build(arch: Architecture, cfg: dict, survey: _Stored, name: str, dtype, word=None):
+    """The ModelWeights in ``dtype``; ``word``: the word table to share (one per checkpoint)."""
     r, sizes = _Reader(arch, survey.tensors, dtype), survey.sizes
     heads, d = sizes["heads"], sizes["d_model"]
     d_k = sizes.get("head_dim") or d // heads
     n_layers, max_positions = sizes["layers"], sizes["max_positions"]
-    word = r.table("word", (None, d))
+    word = word or r.table("word", (None, d))
     learned = arch.positions == "learned"
     build = _layer_builder(arch, sizes)
     layers = storage.StoredLayers(
@@ -380,4 +381,4 @@ def in_dtype(w: ModelWeights, dtype) -> ModelWeights:
     again until a layer is used; the word table is shared."""
     if np.dtype(dtype).name == w.dtype or w.stored is None:
         return w
-    return _build(w.arch, dict(w.config), w.stored, w.name, dtype)
+    return _build(w.arch, dict(w.config), w.stored, w.name, dtype, w.word)
