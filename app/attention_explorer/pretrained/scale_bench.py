@@ -181,18 +181,63 @@ print(json.dumps({"import_s": t1 - t0, "load_s": t2 - t1, "overview_s": t3 - t2,
     "tokens": len(run.ids), "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
 """
 
+#: The app's own path, in a fresh process with an offscreen window: the Model dock's Load
+#: (load_model, then model_attention in float64 on its worker thread) until the overview is
+#: drawn, then a click on the last layer's first map (from_model of that layer).
+_WINDOW = """
+import json, os, resource, sys, time
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+t0 = time.perf_counter()
+from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QApplication
+from attention_explorer.ui.main_window import MainWindow
+app = QApplication([])
+settings = QSettings(sys.argv[3], QSettings.Format.IniFormat)
+win = MainWindow(session=None, settings=settings)
+win.model_dock.show(); win.show(); app.processEvents()
+panel = win.model_panel
+panel.model_edit.setText(sys.argv[1]); panel.text_edit.setText(sys.argv[2])
+def wait(signal):
+    done = []
+    signal.connect(lambda *a: done.append(a))
+    failed = []
+    panel.loader.failed.connect(failed.append)
+    while not done and not failed:
+        app.processEvents(); time.sleep(0.005)
+    if failed:
+        raise SystemExit(failed[0])
+t1 = time.perf_counter()
+panel.load(); wait(panel.loader.overview_ready); app.processEvents()
+t2 = time.perf_counter()
+layers = panel.loaded.weights.n_layers
+panel.open_head(layers - 1, 0); wait(panel.loader.layer_ready); app.processEvents()
+t3 = time.perf_counter()
+print(json.dumps({"start_s": t1 - t0, "window_s": t2 - t1, "last_layer_s": t3 - t2,
+    "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
+win.history.mark_clean(); win.live.shutdown(); os._exit(0)
+"""
 
-def measure(folder: Path, text: str) -> dict:
-    """Cold (new process) load + overview of ``text``: seconds and peak RSS in bytes."""
+
+def _fresh(script: str, *args: str) -> dict:
+    """``script`` run in a new Python process; its last line of JSON, or the error."""
     out = subprocess.run(
-        [sys.executable, "-c", _MEASURE, str(folder), text],
-        capture_output=True,
-        text=True,
-        check=False,
+        [sys.executable, "-c", script, *args], capture_output=True, text=True, check=False
     )
     if out.returncode:
         return {"error": (out.stderr.strip().splitlines() or ["failed"])[-1]}
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def measure(folder: Path, text: str) -> dict:
+    """Cold (new process) load + overview of ``text``: seconds and peak RSS in bytes."""
+    return _fresh(_MEASURE, str(folder), text)
+
+
+def measure_window(folder: Path, text: str) -> dict:
+    """The app's Model dock on ``folder`` in a new process: seconds from Load to the drawn
+    overview, then to the last layer opened, and peak RSS in bytes."""
+    with tempfile.TemporaryDirectory() as scratch:
+        return _fresh(_WINDOW, str(folder), text, str(Path(scratch) / "settings.ini"))
 
 
 def _row(name: str, size: int, m: dict) -> str:
@@ -205,26 +250,65 @@ def _row(name: str, size: int, m: dict) -> str:
     )
 
 
+def _window_row(name: str, size: int, m: dict) -> str:
+    if "error" in m:
+        return f"| {name} | {m['error']} | | | |"
+    return (
+        f"| {name} | {m['start_s']:.1f} s | {m['window_s']:.1f} s | {m['last_layer_s']:.1f} s | "
+        f"{m['peak_rss'] / 2**30:.2f} GiB ({m['peak_rss'] / size:.1f}x) |"
+    )
+
+
+def _checkpoint(folder: Path, name: str, reuse: bool) -> int:
+    """The checkpoint of size ``name`` in ``folder`` (written unless ``reuse`` finds one)."""
+    index = folder / "model.safetensors.index.json"
+    if reuse and index.is_file():
+        return int(json.loads(index.read_text())["metadata"]["total_size"])
+    return write_checkpoint(folder, SIZES[name])
+
+
+def _load() -> str:
+    try:
+        return "load average " + " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "load average unknown"
+
+
 def main(argv: list[str] | None = None) -> None:
     """Write each size's checkpoint, measure it, print the table."""
+    from attention_explorer.calibration import calibration_line
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="qwen2.5-0.5b")
     parser.add_argument("--dir", default=None)
     parser.add_argument("--tokens", type=int, default=32)
-    parser.add_argument("--keep", action="store_true")
+    parser.add_argument("--keep", action="store_true", help="keep the checkpoints written")
+    parser.add_argument("--reuse", action="store_true", help="use checkpoints kept in --dir")
+    parser.add_argument("--window", action="store_true", help="also time the app's window")
     args = parser.parse_args(argv)
     text = (TEXT * 8)[: args.tokens]  # one token per byte
     root = Path(args.dir or tempfile.mkdtemp(prefix="ae-scale-"))
+    print(f"before: {_load()}")
     print("| shapes | checkpoint (bf16) | cold load | overview | total (with import) | peak RSS |")
     print("|---|---|---|---|---|---|")
+    windows = []
     for name in args.sizes.split(","):
         folder = root / name
-        size = write_checkpoint(folder, SIZES[name])
+        size = _checkpoint(folder, name, args.reuse)
         print(_row(name, size, measure(folder, text)), flush=True)
-        if not args.keep:
+        if args.window:
+            windows.append(_window_row(name, size, measure_window(folder, text)))
+        if not (args.keep or args.reuse):
             for path in folder.iterdir():
                 path.unlink()
             folder.rmdir()
+    if windows:
+        print("\nThe app's Model dock (offscreen window, fresh process):\n")
+        print("| shapes | window start | Load to overview drawn | open last layer | peak RSS |")
+        print("|---|---|---|---|---|")
+        print("\n".join(windows))
+    print(f"after: {_load()}")
+    print(calibration_line())
 
 
 if __name__ == "__main__":
