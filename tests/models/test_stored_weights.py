@@ -9,7 +9,14 @@ import os
 import numpy as np
 import pytest
 
-from attention_explorer.pretrained import ModelError, from_model, load_model, model_run, stored
+from attention_explorer.pretrained import (
+    ModelError,
+    from_model,
+    load_model,
+    model_attention,
+    model_run,
+    stored,
+)
 from attention_explorer.pretrained import scale_bench as bench
 from attention_explorer.pretrained.tensor_file import TensorFile, _widen
 from attention_explorer.pretrained.weights import in_dtype
@@ -128,3 +135,16 @@ def test_a_model_too_big_for_memory_is_refused_before_loading(tiny, monkeypatch,
     with pytest.raises(ModelError) as err:
         load_model(tiny)
     assert err.value.what == "memory" and len(str(err.value).splitlines()) == 1
+
+
+def test_the_overview_skips_the_output_head(tiny, monkeypatch):
+    loaded = load_model(tiny)
+    every, tokens = model_attention(loaded, TEXT)  # float64
+    monkeypatch.setattr(stored.StoredTable, "blocks", lambda *a, **k: 1 / 0)  # no head read
+    again, _ = model_attention(loaded, TEXT)
+    fast, _ = model_attention(loaded, TEXT, dtype="float32")
+    assert every.dtype == np.float64 and fast.dtype == np.float32
+    np.testing.assert_array_equal(again, every)
+    np.testing.assert_allclose(fast, every, atol=1e-5)
+    assert model_run(loaded, TEXT, logits=False).logits is None
+    assert every.shape == (3, 4, len(tokens), len(tokens))

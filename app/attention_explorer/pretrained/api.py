@@ -143,12 +143,21 @@ def model_attention(
     text: str,
     backend: str | Backend = "numpy",
     progress: Callable[[int, int], None] | None = None,
+    dtype: str = "float64",
 ) -> tuple[np.ndarray, tuple[str, ...]]:
-    """Every layer's attention weights ``[layers, heads, n, n]`` (float64) and the tokens.
+    """Every layer's attention weights ``[layers, heads, n, n]`` and the tokens.
 
-    ``progress(layers_done, layers)`` is called after each layer.
+    ``dtype`` float64 (parity with transformers) or float32 (half the memory traffic: each
+    layer's weights are read from the checkpoint as float32). On numpy the layers run through
+    the model run's kernel with no output head; another backend runs the engine's
+    ``compute()`` in float64. ``progress(layers_done, layers)`` is called after each layer.
     """
     loaded = load_model(model)
+    if _backend(backend).name == "numpy":
+        from attention_explorer.pretrained.run import model_run  # run.py imports this module
+
+        run = model_run(loaded, text, dtype=dtype, progress=progress, logits=False)
+        return run.attentions, run.tokens  # [layers, heads, n, n]
     toks = loaded.tokenize(text)
     _, weights = _run(loaded, toks, loaded.weights.n_layers, backend, True, progress)
     return np.stack(weights), toks.tokens  # [layers, heads, n, n]

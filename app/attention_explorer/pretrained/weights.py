@@ -182,8 +182,8 @@ class _Reader:
     def get(self, name: str, shape: tuple = ()) -> np.ndarray:
         """Tensor ``name`` in the reader's dtype, its stored shape checked if given."""
         key = self.key(name, shape)
-        self.seen.append(key)
         if self.dry:  # no memory: a read-only stand-in with the stored shape
+            self.seen.append(key)
             return np.broadcast_to(np.zeros((), self.dtype), self.t.info(key)[1])
         return self.t.get(key, self.dtype)
 
