@@ -11,6 +11,7 @@ import pytest
 
 from attention_explorer.pretrained import (
     ModelError,
+    api,
     from_model,
     load_model,
     model_attention,
@@ -148,3 +149,14 @@ def test_the_overview_skips_the_output_head(tiny, monkeypatch):
     np.testing.assert_allclose(fast, every, atol=1e-5)
     assert model_run(loaded, TEXT, logits=False).logits is None
     assert every.shape == (3, 4, len(tokens), len(tokens))
+
+
+def test_opening_a_layer_of_the_overview_runs_no_layer_again(tiny, monkeypatch):
+    loaded = load_model(tiny)
+    alone = from_model(loaded, TEXT, layer=2)  # runs layers 0 and 1
+    model_attention(loaded, TEXT)
+    monkeypatch.setattr(api, "run_layers", lambda *a, **k: 1 / 0)
+    again = from_model(loaded, TEXT, layer=2)  # the overview's hidden states
+    np.testing.assert_array_equal(again.inputs.X, alone.inputs.X)  # to the bit
+    with pytest.raises(ZeroDivisionError):
+        from_model(loaded, "another text", layer=2)

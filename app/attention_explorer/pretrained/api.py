@@ -116,7 +116,11 @@ def from_model(
     loaded = load_model(model)
     layer = _check_layer(loaded, layer)
     toks = loaded.tokenize(text)
-    h, _ = _run(loaded, toks, layer, backend, keep_weights=False)
+    kept = loaded.cast.get(("hidden", text)) if _backend(backend).name == "numpy" else None
+    if kept is not None:  # the overview of this text ran every layer: no need to run again
+        h = kept[layer]  # [n, d]
+    else:
+        h, _ = _run(loaded, toks, layer, backend, keep_weights=False)
     w = loaded.weights
     config, inputs = attention_parts(w, layer, attention_input(w, layer, h))
     pre = w.arch.tensors["attn_norm"].format(i=layer) if w.arch.norm_placement == "pre" else None
@@ -138,6 +142,21 @@ def from_model(
     )
 
 
+#: The overview's hidden states are kept for from_model up to this size (and 2 texts).
+KEEP_HIDDEN_BYTES = 64 * 2**20
+
+
+def _keep_hidden(loaded: LoadedModel, text: str, hidden: np.ndarray) -> None:
+    """Keep the float64 hidden states ``[layers + 1, n, d]`` of ``text`` with the model, so
+    that opening a layer of the overview's text (from_model) runs nothing again: they are
+    the hidden states from_model computes, to the bit (the same kernel in float64)."""
+    if hidden.nbytes > KEEP_HIDDEN_BYTES:
+        return
+    for old in [k for k in list(loaded.cast) if isinstance(k, tuple) and k[0] == "hidden"][:-1]:
+        del loaded.cast[old]
+    loaded.cast[("hidden", text)] = hidden
+
+
 def model_attention(
     model: str | os.PathLike | LoadedModel,
     text: str,
@@ -157,6 +176,8 @@ def model_attention(
         from attention_explorer.pretrained.run import model_run  # run.py imports this module
 
         run = model_run(loaded, text, dtype=dtype, progress=progress, logits=False)
+        if dtype == "float64":
+            _keep_hidden(loaded, text, run.hidden)
         return run.attentions, run.tokens  # [layers, heads, n, n]
     toks = loaded.tokenize(text)
     _, weights = _run(loaded, toks, loaded.weights.n_layers, backend, True, progress)

@@ -172,13 +172,17 @@ _MEASURE = """
 import json, resource, sys, time
 t0 = time.perf_counter()
 from attention_explorer.pretrained import load_model, model_run
-t1 = time.perf_counter()
+def cpu():
+    use = resource.getrusage(resource.RUSAGE_SELF)
+    return use.ru_utime + use.ru_stime
+t1, c1 = time.perf_counter(), cpu()
 loaded = load_model(sys.argv[1])
 t2 = time.perf_counter()
 run = model_run(loaded, sys.argv[2])
-t3 = time.perf_counter()
+t3, c3 = time.perf_counter(), cpu()
 print(json.dumps({"import_s": t1 - t0, "load_s": t2 - t1, "overview_s": t3 - t2,
-    "tokens": len(run.ids), "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
+    "cpu_s": c3 - c1, "tokens": len(run.ids),
+    "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
 """
 
 #: The app's own path, in a fresh process with an offscreen window: the Model dock's Load
@@ -242,11 +246,12 @@ def measure_window(folder: Path, text: str) -> dict:
 
 def _row(name: str, size: int, m: dict) -> str:
     if "error" in m:
-        return f"| {name} | {size / 2**30:.2f} GiB | {m['error']} | | | |"
+        return f"| {name} | {size / 2**30:.2f} GiB | {m['error']} | | | | |"
     total = m["import_s"] + m["load_s"] + m["overview_s"]
     return (
         f"| {name} | {size / 2**30:.2f} GiB | {m['load_s']:.1f} s | {m['overview_s']:.1f} s | "
-        f"{total:.1f} s | {m['peak_rss'] / 2**30:.2f} GiB ({m['peak_rss'] / size:.1f}x) |"
+        f"{total:.1f} s | {m['cpu_s']:.1f} s | "
+        f"{m['peak_rss'] / 2**30:.2f} GiB ({m['peak_rss'] / size:.1f}x) |"
     )
 
 
@@ -289,8 +294,11 @@ def main(argv: list[str] | None = None) -> None:
     text = (TEXT * 8)[: args.tokens]  # one token per byte
     root = Path(args.dir or tempfile.mkdtemp(prefix="ae-scale-"))
     print(f"before: {_load()}")
-    print("| shapes | checkpoint (bf16) | cold load | overview | total (with import) | peak RSS |")
-    print("|---|---|---|---|---|---|")
+    print(
+        "| shapes | checkpoint (bf16) | cold load | overview | total (with import) "
+        "| CPU (load + overview) | peak RSS |"
+    )
+    print("|---|---|---|---|---|---|---|")
     windows = []
     for name in args.sizes.split(","):
         folder = root / name
