@@ -201,20 +201,21 @@ win = MainWindow(session=None, settings=settings)
 win.model_dock.show(); win.show(); app.processEvents()
 panel = win.model_panel
 panel.model_edit.setText(sys.argv[1]); panel.text_edit.setText(sys.argv[2])
-def wait(signal):
-    done = []
-    signal.connect(lambda *a: done.append(a))
-    failed = []
-    panel.loader.failed.connect(failed.append)
-    while not done and not failed:
+failed, seen = [], []
+panel.loader.failed.connect(failed.append)
+panel.loader.overview_ready.connect(lambda *a: seen.append("overview"))
+panel.loader.layer_ready.connect(lambda *a: seen.append("layer"))
+def wait(what, deadline=600):
+    end = time.perf_counter() + deadline
+    while what not in seen and not failed and time.perf_counter() < end:
         app.processEvents(); time.sleep(0.005)
-    if failed:
-        raise SystemExit(failed[0])
+    if what not in seen:
+        raise SystemExit(failed[0] if failed else f"no {what} in {deadline} s")
 t1 = time.perf_counter()
-panel.load(); wait(panel.loader.overview_ready); app.processEvents()
+panel.load(); wait("overview"); app.processEvents()
 t2 = time.perf_counter()
 layers = panel.loaded.weights.n_layers
-panel.open_head(layers - 1, 0); wait(panel.loader.layer_ready); app.processEvents()
+panel.open_head(layers - 1, 0); wait("layer"); app.processEvents()
 t3 = time.perf_counter()
 print(json.dumps({"start_s": t1 - t0, "window_s": t2 - t1, "last_layer_s": t3 - t2,
     "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
