@@ -2,14 +2,39 @@
 models, in bfloat16 and sharded, with each family's exact tensor names, timed cold.
 
     python -m attention_explorer.pretrained.scale_bench [--sizes qwen2.5-0.5b,llama-3.2-1b]
-        [--dir DIR] [--tokens 32] [--keep]
+        [--dir DIR] [--tokens 32] [--keep] [--reuse] [--window]
 
 For each size it writes the checkpoint (random normal weights x 0.02, written in chunks so
 generating it needs little memory; a byte-level tokenizer whose 256 pieces are the bytes),
 then, in a fresh Python process, times loading it and the 32-token overview (every layer's
-attention, ``model_run`` in float32) and reads the process's peak RSS. The page cache is
-warm (the files were just written): "cold" means a new process, not a cold disk.
-Prints one table row per size.
+attention, ``model_run`` in float32) and reads the process's CPU seconds and peak RSS. The page
+cache is warm (the files were just written): "cold" means a new process, not a cold disk.
+``--window`` also times the app's own path in a fresh process with an offscreen window: the
+Model dock's Load until the overview is drawn (``model_attention`` in float64, on its worker
+thread), then opening the last layer. Prints one table row per size, the load average before
+and after, and the calibration line.
+
+Measured on the 2-core shared machine (load average 4.3 to 5.4; calibration 174 ms, about
+1.5-2x slower than an idle run of it), after weights were left in the checkpoint and converted
+a layer at a time (pretrained/stored.py):
+
+| shapes | checkpoint (bf16) | cold load | overview | total (with import) | CPU | peak RSS |
+|---|---|---|---|---|---|---|
+| qwen2.5-0.5b | 0.92 GiB | 0.0 s | 5.5 s | 5.9 s | 1.4 s | 0.50 GiB (0.5x) |
+| llama-3.2-1b | 2.30 GiB | 0.0 s | 7.8 s | 8.3 s | 3.7 s | 1.14 GiB (0.5x) |
+
+| Model dock | window start | Load to overview drawn | open last layer | peak RSS |
+|---|---|---|---|---|
+| qwen2.5-0.5b | 2.4 s | 3.7 s | 1.4 s | 0.65 GiB (0.7x) |
+| llama-3.2-1b | 4.2 s | 17.7 s | 2.8 s | 1.67 GiB (0.7x) |
+
+Wall seconds follow the machine's load (the same 0.5B overview took 2.1 s at load 5.7 and
+5.5 s at load 5.4; its CPU seconds stayed 1.4 s). Before (every weight widened to float64 at
+load, then copied again to float32): 0.5B load 12.3 s + overview 7.5 s = 20.4 s at 4.58 GiB
+(5.0x); the 1B was not run (about 12 GiB). Where the time goes now (cProfile, 0.5B float32
+run): reading and widening bf16 layers 50%, the feed-forward's products 25%, the output head
+(151,936 rows read in blocks) 20%. In float64 (the Model dock's overview) widening is twice
+the memory traffic, hence the 1B's 17.7 s.
 """
 
 from __future__ import annotations
