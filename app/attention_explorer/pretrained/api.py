@@ -30,7 +30,9 @@ class LoadedModel:
     folder: Path
     weights: ModelWeights
     tokenizer: object
-    #: Weights converted for the model run, by dtype name (filled on first use).
+    #: Filled on first use: the weights in another dtype (by dtype name), the unedited runs
+    #: edits compare with (``("base", …)``), the overview's float64 hidden states
+    #: (``("hidden", text)``, which from_model takes instead of running the layers again).
     cast: dict = field(default_factory=dict, compare=False, repr=False)
 
     def tokenize(self, text: str) -> Tokens:

@@ -3,8 +3,14 @@ through its family's :class:`~attention_explorer.pretrained.architecture.Archite
 
 Nothing here names a family: the record maps roles (``W_Q`` of layer i, the word table, the
 final norm…) to checkpoint tensor names, says whether linear weights are stored ``[out, in]``
-(``nn.Linear``, transposed here) or ``[in, out]`` (``Conv1D``), and which config keys it reads
-and refuses.
+(``nn.Linear``, handed on as a transposed view: BLAS reads it so, with no copy) or
+``[in, out]`` (``Conv1D``), and which config keys it reads and refuses.
+
+Loading reads headers only: every layer's tensors are found and their shapes checked, the
+memory a run needs is compared with what the machine has, and the layers are then converted to
+the run's dtype (float32, or float64 for parity) when a run reaches them
+(:mod:`~attention_explorer.pretrained.stored`). ``in_dtype`` gives the same model in another
+dtype, sharing the word table.
 """
 
 from __future__ import annotations
