@@ -28,6 +28,7 @@ from attention_explorer.engine import AttentionConfig, Backend, compute
 from attention_explorer.engine.blas_threads import one_blas_thread
 from attention_explorer.pretrained.activations import ACTIVATIONS
 from attention_explorer.pretrained.architecture import scale_setting
+from attention_explorer.pretrained.kernel import attend
 from attention_explorer.pretrained.rotary import rotary_parts
 from attention_explorer.pretrained.weights import LayerWeights, ModelWeights, Norm
 
@@ -71,7 +72,7 @@ def embed(w: ModelWeights, ids, type_ids, dtype=np.float64) -> np.ndarray:
     """The input of layer 0: token (+ position, + token type, then a norm if the family has
     one). ``[n, d]`` in ``dtype``."""
     n = len(ids)
-    h = w.word[np.asarray(ids)].astype(dtype)  # [n, d]
+    h = w.word.rows(ids, dtype)  # [n, d]: only these rows are read and converted
     if w.position is not None:
         h += w.position[:n]
     if w.token_type is not None:
@@ -141,7 +142,9 @@ def output_logits(w: ModelWeights, h: np.ndarray) -> np.ndarray | None:
         x = norm(w, x, head.norm)
     else:
         x = norm(w, h, head.norm) if head.norm is not None else h  # [n, d]
-    logits = x @ head.decoder.T.astype(h.dtype, copy=False)  # [n, vocab]
+    logits = np.empty((h.shape[0], head.decoder.shape[0]), dtype=h.dtype)  # [n, vocab]
+    for lo, rows in head.decoder.blocks(h.dtype):  # [block, d]: never the whole table at once
+        np.matmul(x, rows.T, out=logits[:, lo : lo + rows.shape[0]])
     return _plus(logits, head.bias)
 
 
@@ -154,21 +157,29 @@ def run_layers(
     keep_weights: bool = False,
     progress: Callable[[int, int], None] | None = None,
 ) -> tuple[np.ndarray, list[np.ndarray]]:
-    """Run layers ``0 .. stop-1`` through the engine in float64; return the hidden state
-    after them ``[n, d]`` and, with ``keep_weights``, each layer's weights ``[heads, n, n]``.
+    """Run layers ``0 .. stop-1`` in float64; return the hidden state after them ``[n, d]``
+    and, with ``keep_weights``, each layer's weights ``[heads, n, n]``. On numpy (``backend``
+    None or numpy) the attention is the model run's kernel, so the hidden states are the
+    float64 model run's to the bit; another backend runs the engine's ``compute()``.
 
     ``progress(done, stop)`` is called after each layer (for a progress bar).
     """
     weights: list[np.ndarray] = []
     stages = ("weights", "output") if keep_weights else ("output",)
+    on_numpy = backend is None or backend.name == "numpy"
     with one_blas_thread():
         h = embed(w, ids, type_ids)
         for layer in range(stop):
-            config, inputs = attention_parts(w, layer, attention_input(w, layer, h))
-            trace = compute(inputs, config, backend, dtype="float64", stages=stages)
+            x = attention_input(w, layer, h)  # [n, d]
+            if on_numpy:
+                p, a = attend(w, layer, x)  # [heads, n, n], [n, d]
+            else:
+                config, inputs = attention_parts(w, layer, x)
+                trace = compute(inputs, config, backend, dtype="float64", stages=stages)
+                p, a = trace.stages.get("weights"), trace.stages["output"]
             if keep_weights:
-                weights.append(trace.stages["weights"])
-            h = rest_of_layer(w, layer, h, trace.stages["output"])
+                weights.append(p)
+            h = rest_of_layer(w, layer, h, a)
             if progress is not None:
                 progress(layer + 1, stop)
     return h, weights

@@ -31,9 +31,9 @@ from attention_explorer.pretrained.forward import (
     output_logits,
     rest_of_layer,
 )
-from attention_explorer.pretrained.kernel import attend, attend_engine, cast_weights
+from attention_explorer.pretrained.kernel import attend, attend_engine
 from attention_explorer.pretrained.output import RunOutputs
-from attention_explorer.pretrained.weights import ModelWeights
+from attention_explorer.pretrained.weights import ModelWeights, in_dtype
 from attention_explorer.session.document import SessionData
 
 DTYPES = ("float32", "float64")
@@ -143,8 +143,10 @@ def check_edits(w: ModelWeights, name: str, edits, n: int) -> dict[int, SessionD
 
 
 def _weights(loaded: LoadedModel, dtype: str) -> ModelWeights:
+    """The model's weights read as ``dtype`` (straight from the checkpoint, never through a
+    float64 copy); kept with the model."""
     if dtype not in loaded.cast:
-        loaded.cast[dtype] = cast_weights(loaded.weights, np.dtype(dtype))
+        loaded.cast[dtype] = in_dtype(loaded.weights, dtype)
     return loaded.cast[dtype]
 
 
@@ -220,13 +222,16 @@ def model_run(
     dtype: str = "float32",
     reuse: ModelRun | None = None,
     progress: Callable[[int, int], None] | None = None,
+    logits: bool = True,
 ) -> ModelRun:
     """Run ``text`` through every layer of ``model`` to its output; see the module docstring.
 
     ``edits`` maps a layer to a session (from ``from_model``, then edited); ``knockout`` lists
     (layer, head) pairs whose heads contribute nothing to concat·W_O. ``dtype`` is float32
     (fast) or float64 (parity with transformers). ``progress(done, layers)`` is called after
-    each computed layer. Raises :class:`ModelError` with one clear message for any problem.
+    each computed layer. ``logits=False`` skips the output head (``logits`` is None): the
+    overview needs only the attentions, and a large vocabulary's head is a large part of a
+    run. Raises :class:`ModelError` with one clear message for any problem.
     """
     if dtype not in DTYPES:
         raise ModelError("dtype", f"dtype {dtype!r} is not one of {', '.join(DTYPES)}")
@@ -266,7 +271,7 @@ def model_run(
                 if progress is not None:
                     progress(layer + 1, w.n_layers)
             reused = start == w.n_layers and reuse.logits is not None
-            logits = reuse.logits if reused else output_logits(w, hidden[-1])
+            head = reuse.logits if reused else output_logits(w, hidden[-1]) if logits else None
     except AttentionInputError as exc:  # e.g. torch asked for but not installed
         raise ModelError("backend", str(exc)) from None
     return ModelRun(
@@ -276,7 +281,7 @@ def model_run(
         ids=toks.ids,
         attentions=attentions,
         hidden=hidden,
-        logits=logits,
+        logits=head,
         edits=edit_map,
         knockout=tuple(sorted((ly, hd) for ly, heads in knocked.items() for hd in heads)),
         dtype=dtype,

@@ -3,29 +3,44 @@ through its family's :class:`~attention_explorer.pretrained.architecture.Archite
 
 Nothing here names a family: the record maps roles (``W_Q`` of layer i, the word table, the
 final norm…) to checkpoint tensor names, says whether linear weights are stored ``[out, in]``
-(``nn.Linear``, transposed here) or ``[in, out]`` (``Conv1D``), and which config keys it reads
-and refuses.
+(``nn.Linear``, handed on as a transposed view: BLAS reads it so, with no copy) or
+``[in, out]`` (``Conv1D``), and which config keys it reads and refuses.
+
+Loading reads headers only: every layer's tensors are found and their shapes checked, the
+memory a run needs is compared with what the machine has, and the layers are then converted to
+the run's dtype (float32, or float64 for parity) when a run reaches them
+(:mod:`~attention_explorer.pretrained.stored`). ``in_dtype`` gives the same model in another
+dtype, sharing the word table.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from attention_explorer.engine import AttentionInputs
+from attention_explorer.pretrained import stored as storage
 from attention_explorer.pretrained.activations import ACTIVATIONS
 from attention_explorer.pretrained.architecture import Architecture, check_config
 from attention_explorer.pretrained.errors import ModelError
 from attention_explorer.pretrained.families import SUPPORTED_TEXT, architecture_for
 from attention_explorer.pretrained.rotary import rope_frequencies
+from attention_explorer.pretrained.stored import StoredTable
 from attention_explorer.pretrained.tensor_file import TensorFile
 from attention_explorer.pretrained.validate import check_config_values, check_shape
 
-__all__ = ["SUPPORTED_TEXT", "LayerWeights", "ModelWeights", "OutputHead", "read_weights"]
+__all__ = [
+    "SUPPORTED_TEXT",
+    "LayerWeights",
+    "ModelWeights",
+    "OutputHead",
+    "in_dtype",
+    "read_weights",
+]
 
 Norm = tuple[np.ndarray, "np.ndarray | None"]  # (gamma [d], beta [d] or None for RMSNorm)
 
@@ -67,11 +82,12 @@ class OutputHead:
 
     ``lm``: ``norm(h) @ decoder.T`` (GPT-2: ln_f and the tied word table).
     ``mlm``: ``LN(act(h W_dense + b_dense)) @ decoder.T + bias`` (BERT's prediction head).
-    ``decoder`` is ``[vocab, d]`` as stored (cast when used).
+    ``decoder`` is the ``[vocab, d]`` table left in the checkpoint (read a block at a time);
+    tied to the word embeddings, it is the same object as ``ModelWeights.word``.
     """
 
     kind: str  # "lm" | "mlm"
-    decoder: np.ndarray  # [vocab, d]
+    decoder: StoredTable  # [vocab, d]
     bias: np.ndarray | None  # [vocab]
     norm: Norm | None  # final norm (lm) or the head's LayerNorm (mlm)
     W_dense: np.ndarray | None = None  # [d, d] (mlm)
@@ -80,7 +96,10 @@ class OutputHead:
 
 @dataclass(frozen=True)
 class ModelWeights:
-    """Everything the forward pass needs, float64, plus the sizes read from config.json."""
+    """Everything the forward pass needs, in ``dtype`` (float64 by default), plus the sizes
+    read from config.json. ``layers`` are read from the checkpoint and converted when a run
+    reaches them (:class:`~attention_explorer.pretrained.stored.StoredLayers`); ``word`` stays
+    in the checkpoint and rows are converted when looked up."""
 
     name: str
     arch: Architecture
@@ -94,14 +113,16 @@ class ModelWeights:
     activation: str  # a key of ACTIVATIONS
     causal: bool
     scales: tuple[float, ...]  # the score factor of each layer
-    word: np.ndarray  # [vocab, d], as stored (rows are cast when looked up)
+    word: StoredTable  # [vocab, d], left in the checkpoint (rows converted when looked up)
     position: np.ndarray | None  # [max_positions, d]
     token_type: np.ndarray | None  # [types, d] (BERT)
     ln_embed: Norm | None  # BERT's embedding LayerNorm
-    layers: tuple[LayerWeights, ...]
+    layers: Sequence[LayerWeights]  # converted on first use (see StoredLayers)
     head: OutputHead | None = None
     rope: np.ndarray | None = None  # [d_k/2] RoPE inverse frequencies (rotary families)
     window: int | None = None  # sliding window: keys this many positions back are hidden
+    dtype: str = "float64"  # the dtype of every converted weight
+    stored: _Stored | None = field(default=None, compare=False, repr=False)
 
     @property
     def family(self) -> str:
@@ -136,10 +157,16 @@ def family_of(config: dict) -> str:
 
 
 class _Reader:
-    """Tensors by role, for one architecture: names, prefixes, orientation, norms."""
+    """Tensors by role, for one architecture: names, prefixes, orientation, norms.
 
-    def __init__(self, arch: Architecture, tensors: TensorFile):
-        self.arch, self.t = arch, tensors
+    Tensors come converted to ``dtype``. ``dry``: nothing is converted (a shape-only stand-in
+    is returned) and every name read is recorded in ``seen``: how a layer's tensors and sizes
+    are learnt without reading them.
+    """
+
+    def __init__(self, arch: Architecture, tensors: TensorFile, dtype=np.float64, dry=False):
+        self.arch, self.t, self.dtype, self.dry = arch, tensors, np.dtype(dtype), dry
+        self.seen: list[str] = []
 
     def name(self, role: str, i: int | None = None) -> str | None:
         pattern = self.arch.tensors.get(role)
@@ -149,21 +176,35 @@ class _Reader:
         name = self.name(role, i)
         return name is not None and self.t.find(name + suffix, self.arch.prefixes) is not None
 
-    def get(self, name: str, convert: bool = True, shape: tuple = ()) -> np.ndarray:
-        """Tensor ``name`` (float64 with ``convert``), its stored shape checked if given."""
+    def key(self, name: str, shape: tuple = ()) -> str:
+        """The stored name of ``name``, its stored shape checked if given."""
         key = self.t.find(name, self.arch.prefixes)
         if key is None:
             raise ModelError("files", f"{self.t.describe()} has no weight named {name!r}")
         if shape:
             check_shape(self.t.describe(), key, self.t.info(key)[1], shape)
-        return self.t.get(key, np.float64 if convert else None)
+        return key
 
-    def table(self, role: str, convert: bool = True, shape: tuple = ()) -> np.ndarray | None:
+    def get(self, name: str, shape: tuple = ()) -> np.ndarray:
+        """Tensor ``name`` in the reader's dtype, its stored shape checked if given."""
+        key = self.key(name, shape)
+        if self.dry:  # no memory: a read-only stand-in with the stored shape
+            self.seen.append(key)
+            return np.broadcast_to(np.zeros((), self.dtype), self.t.info(key)[1])
+        return self.t.get(key, self.dtype)
+
+    def table(self, role: str, shape: tuple = ()) -> StoredTable | None:
+        """A ``[rows, d]`` table left in the checkpoint (rows converted when read)."""
         name = self.name(role)
-        return None if name is None else self.get(name, convert, shape)
+        return None if name is None else StoredTable(self.t, self.key(name, shape))
+
+    def small(self, role: str, shape: tuple = ()) -> np.ndarray | None:
+        name = self.name(role)
+        return None if name is None else self.get(name, shape)
 
     def linear(self, role: str, i: int | None, d_in: int | None, d_out: int | None):
-        """(W [in, out], b [out] or None). A transpose is a view: no copy."""
+        """(W [in, out], b [out] or None). An ``out_in`` weight is converted as stored and
+        handed on transposed (a view, F-ordered): BLAS reads it so, with no copy."""
         name = self.name(role, i)
         out_in = self.arch.linear_layout == "out_in"
         w = self.get(name + ".weight", shape=(d_out, d_in) if out_in else (d_in, d_out))
@@ -219,34 +260,78 @@ def _layer(r: _Reader, i: int, sizes: dict, d_q: int, d_kv: int) -> LayerWeights
     )
 
 
-def _head(r: _Reader, word: np.ndarray, d: int) -> OutputHead | None:
+def _head(r: _Reader, word: StoredTable, d: int) -> OutputHead | None:
     kind, rows = r.arch.head, word.shape[0]
     if kind == "lm":
-        decoder = r.table("lm_head", False, (rows, d)) if r.has("lm_head") else word
+        decoder = r.table("lm_head", (rows, d)) if r.has("lm_head") else word  # tied: one table
         return OutputHead("lm", decoder, None, r.norm("final_norm", None, d))
     if kind == "mlm" and r.has("mlm_dense", None, ".weight"):
         W, b = r.linear("mlm_dense", None, d, d)
-        decoder = r.table("mlm_decoder", False, (rows, d)) if r.has("mlm_decoder") else word
-        bias = r.table("mlm_bias", shape=(rows,))
+        decoder = r.table("mlm_decoder", (rows, d)) if r.has("mlm_decoder") else word
+        bias = r.small("mlm_bias", shape=(rows,))
         return OutputHead("mlm", decoder, bias, r.norm("mlm_norm", None, d), W, b)
     return None
 
 
-def _build(arch: Architecture, cfg: dict, r: _Reader, name: str) -> ModelWeights:
-    check_config(arch, cfg, ACTIVATIONS)
-    sizes = check_config_values(arch, cfg, r.t.folder / "config.json")
+@dataclass(frozen=True)
+class _Stored:
+    """What converting the same checkpoint to another dtype needs: the open tensors, the
+    checked sizes, and each layer's tensor names and element count (learnt without reading)."""
+
+    tensors: TensorFile
+    sizes: dict
+    keys: tuple[tuple[str, ...], ...]  # [layers] tensor names of each layer
+    elements: tuple[int, ...]  # [layers] values in each layer
+
+    def converted(self, dtype) -> list[int]:
+        """Each layer's bytes once converted to ``dtype``."""
+        return [count * np.dtype(dtype).itemsize for count in self.elements]
+
+    def keep(self, dtype) -> bool:
+        """Whether every converted layer is kept (they fit in KEEP_CONVERTED_BYTES)."""
+        return sum(self.converted(dtype)) <= storage.KEEP_CONVERTED_BYTES
+
+
+def _layer_builder(arch: Architecture, sizes: dict) -> Callable[[_Reader, int], LayerWeights]:
     heads, d = sizes["heads"], sizes["d_model"]
     kv_heads = sizes.get("kv_heads") or heads
     d_k = sizes.get("head_dim") or d // heads
+    return lambda r, i: _layer(r, i, sizes, heads * d_k, kv_heads * d_k)
+
+
+def _survey(arch: Architecture, cfg: dict, tensors: TensorFile) -> _Stored:
+    """Config checked, and every layer's tensors found and their shapes checked, with no
+    tensor read: a checkpoint that does not add up is refused at load time."""
+    check_config(arch, cfg, ACTIVATIONS)
+    sizes = check_config_values(arch, cfg, tensors.folder / "config.json")
+    build = _layer_builder(arch, sizes)
+    keys, elements = [], []
+    for i in range(sizes["layers"]):
+        dry = _Reader(arch, tensors, dry=True)
+        build(dry, i)
+        keys.append(tuple(dict.fromkeys(dry.seen)))
+        elements.append(sum(int(np.prod(tensors.info(k)[1])) for k in keys[-1]))
+    return _Stored(tensors, sizes, tuple(keys), tuple(elements))
+
+
+def _build(arch: Architecture, cfg: dict, survey: _Stored, name: str, dtype, word=None):
+    """The ModelWeights in ``dtype``; ``word``: the word table to share (one per checkpoint)."""
+    r, sizes = _Reader(arch, survey.tensors, dtype), survey.sizes
+    heads, d = sizes["heads"], sizes["d_model"]
+    d_k = sizes.get("head_dim") or d // heads
     n_layers, max_positions = sizes["layers"], sizes["max_positions"]
-    word = r.table("word", False, (None, d))
+    word = word or r.table("word", (None, d))
     learned = arch.positions == "learned"
+    build = _layer_builder(arch, sizes)
+    layers = storage.StoredLayers(
+        lambda i: build(r, i), n_layers, survey.keys, survey.tensors, survey.keep(dtype)
+    )
     return ModelWeights(
         name=name,
         arch=arch,
         config=dict(cfg),
         heads=heads,
-        kv_heads=kv_heads,
+        kv_heads=sizes.get("kv_heads") or heads,
         d_model=d,
         d_k=d_k,
         max_positions=max_positions,
@@ -255,13 +340,15 @@ def _build(arch: Architecture, cfg: dict, r: _Reader, name: str) -> ModelWeights
         causal=arch.is_causal(cfg),
         scales=tuple(arch.scale_rule(cfg, i, d_k) for i in range(n_layers)),
         word=word,
-        position=r.table("position", shape=(max_positions, d)) if learned else None,
-        token_type=r.table("token_type", shape=(None, d)),
+        position=r.small("position", shape=(max_positions, d)) if learned else None,
+        token_type=r.small("token_type", shape=(None, d)),
         ln_embed=r.norm("embed_norm", None, d),
-        layers=tuple(_layer(r, i, sizes, heads * d_k, kv_heads * d_k) for i in range(n_layers)),
+        layers=layers,
         head=_head(r, word, d),
         rope=rope_frequencies(cfg, d_k) if arch.positions == "rotary" else None,
         window=_window(arch, cfg),
+        dtype=np.dtype(dtype).name,
+        stored=survey,
     )
 
 
@@ -270,15 +357,34 @@ def _window(arch: Architecture, cfg: dict) -> int | None:
     return None if value is None else int(value)
 
 
-def read_weights(folder: Path, name: str) -> ModelWeights:
-    """The model in ``folder`` (config.json + safetensors) as float64 weights."""
+def _config_error(folder: Path, exc: Exception) -> ModelError:
+    return ModelError("files", f"{folder / 'config.json'} lacks a needed setting: {exc}")
+
+
+def read_weights(folder: Path, name: str, dtype="float64") -> ModelWeights:
+    """The model in ``folder`` (config.json + safetensors) with its layers read as ``dtype``
+    when first used. Refuses (ModelError) a model this machine has not the memory to run."""
     cfg = read_config(folder)
     arch = architecture_for(cfg)
     try:
-        return _build(arch, cfg, _Reader(arch, TensorFile.open(folder)), name)
+        survey = _survey(arch, cfg, TensorFile.open(folder))
+        tensors = survey.tensors
+        need = storage.memory_need(
+            sum(tensors.nbytes(k) for k in tensors.names()),
+            survey.converted(np.float64),
+            survey.keep(np.float64),
+        )
+        storage.check_memory(name, need, storage.available_memory())
+        return _build(arch, cfg, survey, name, dtype)
     except ModelError:
         raise
     except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:
-        raise ModelError(
-            "files", f"{folder / 'config.json'} lacks a needed setting: {exc}"
-        ) from None
+        raise _config_error(folder, exc) from None
+
+
+def in_dtype(w: ModelWeights, dtype) -> ModelWeights:
+    """The same model with its layers (and small tables) read as ``dtype``: no file is read
+    again until a layer is used; the word table is shared."""
+    if np.dtype(dtype).name == w.dtype or w.stored is None:
+        return w
+    return _build(w.arch, dict(w.config), w.stored, w.name, dtype, w.word)
