@@ -144,3 +144,5 @@ def test_float32_gelu_at_the_edges():
     assert np.all(np.abs(got[:9] - exact) <= 1e-6 * np.maximum(1.0, np.abs(exact)))
     assert got[9] == 0.0 and got[10] == np.inf and got[11] == 0.0  # never inf * 0 = NaN
     assert np.isnan(gelu(np.array([np.nan], np.float32))[0])
+    big = np.array([3e38, -3e38, 2e19, -2e19, 1.0], np.float32)  # x + |x| and x·x overflow
+    np.testing.assert_array_equal(gelu(big)[:4], [big[0], 0.0, big[2], 0.0])

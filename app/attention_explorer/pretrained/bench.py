@@ -204,7 +204,7 @@ def window_rows(model: str, loaded, tokens: int, layer: int, repeat: int) -> lis
     layer = min(layer, loaded.weights.n_layers - 1)
     times = model_run_bench.edit_to_output_ms(model, text, layer, repeat)
     median, p95 = model_run_bench.summary(times)
-    label = f"window: edit in layer {layer} -> output shown, {n} tokens"
+    label = f"window: edit in layer {layer} -> shown, {n} tokens"
     return [(f"{label}, median", median, None), (f"{label}, p95", p95, None)]
 
 
