@@ -3,10 +3,13 @@
 An unedited layer on numpy runs :func:`attend`: the same arithmetic as the engine's
 ``compute()`` in projection mode (softmax, the record's scale and causal mask), batched over
 heads with no stage bookkeeping, which is what makes a whole-model run as fast as
-transformers. An edited layer (a session, whose settings may be anything the engine offers)
-and any other backend run :func:`attend_engine`, through ``compute()`` itself. A knocked-out
-head contributes nothing to ``concat · W_O``: its columns of ``concat`` are zeroed in the
-first, its rows of ``W_O`` in the second (the same thing).
+transformers. An edited layer (a session) runs :func:`attend_engine`: on numpy, a session
+whose settings are still plain softmax attention (any X, W, bias, scale or temperature; no
+Q/K/V typed in, no positions, no padding or custom mask) takes the same batched arithmetic
+(:func:`attend_plain`, after the engine's checks of its inputs); anything else, a float32
+overflow and any other backend go through ``compute()`` itself. A knocked-out head
+contributes nothing to ``concat · W_O``: its columns of ``concat`` are zeroed in the
+batched path, its rows of ``W_O`` in ``compute()`` (the same thing).
 """
 
 from __future__ import annotations
