@@ -134,3 +134,15 @@ def test_float32_gelu_in_blocks_matches_the_exact_one(size):
     assert np.all(np.abs(got - exact) <= 1e-6 * np.maximum(1.0, np.abs(exact)))
     grid = gelu(x.reshape(-1, 1) if size % 2 else x.reshape(2, -1))
     np.testing.assert_array_equal(grid.reshape(-1), got)
+
+
+def test_float32_gelu_at_the_edges():
+    x = np.array([0.0, -0.0, 1e-30, -1e-30, 5.0, -5.0, 29.0, -29.0, 1e30, -1e30, np.inf, -np.inf])
+    got = gelu(x.astype(np.float32))  # [12]
+    exact = gelu(x[:9])
+    assert got.dtype == np.float32
+    assert np.all(np.abs(got[:9] - exact) <= 1e-6 * np.maximum(1.0, np.abs(exact)))
+    assert got[9] == 0.0 and got[10] == np.inf and got[11] == 0.0  # never inf * 0 = NaN
+    assert np.isnan(gelu(np.array([np.nan], np.float32))[0])
+    big = np.array([3e38, -3e38, 2e19, -2e19, 1.0], np.float32)  # x + |x| and x·x overflow
+    np.testing.assert_array_equal(gelu(big)[:4], [big[0], 0.0, big[2], 0.0])

@@ -11,7 +11,7 @@ def test_text_of_gives_the_token_count(gpt2_folder):
 
 
 def test_bench_prints_a_table_for_a_small_model(gpt2_folder, capsys):
-    args = ["--model", str(gpt2_folder), "--tokens", "8", "16", "--repeat", "2"]
+    args = ["--model", str(gpt2_folder), "--tokens", "8", "16", "--repeat", "2", "--no-window"]
     assert bench.main([*args, "--sweep-tokens", "6"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert "3 layers x 4 heads" in out[0] and out[1].startswith("calibration:")
@@ -19,6 +19,7 @@ def test_bench_prints_a_table_for_a_small_model(gpt2_folder, capsys):
     rows = out[4:]
     assert len(rows) == 2 * 4 + 2 + 1
     assert rows[0].startswith("model run float32,") and rows[0].count(" ms") == 2
-    assert rows[1].startswith("  transformers on 1 torch thread") and rows[1].count(" ms") == 2
-    assert rows[3].startswith("  all BLAS threads") and rows[3].count(" ms") == 1
+    assert rows[1].startswith("  both on 1 thread") and rows[1].count(" ms") == 2
+    assert rows[2].startswith("  both on 2 threads") and rows[2].count(" ms") == 2
+    assert rows[3].startswith("model run float64,") and rows[3].count(" ms") == 2
     assert "edit in layer 2" in rows[9] and rows[-1].startswith("sweep, 12 heads,")

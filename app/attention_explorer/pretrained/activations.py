@@ -11,6 +11,7 @@ is 1.2e-7), which costs a third of the table look-up.
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable
 
 import numpy as np
@@ -69,37 +70,69 @@ GELU_BLOCK = 65536
 
 
 def _gelu32_block(x: np.ndarray, out: np.ndarray, a: np.ndarray, t: np.ndarray) -> None:
-    """GELU of one float32 block ``x`` into ``out``, in place (A&S 7.1.26 for erf)."""
+    """GELU of one float32 block ``x`` into ``out``, in place (A&S 7.1.26 for erf).
+
+    With ``z = x/√2`` and ``1 - erf(|z|) = t·poly(t)·exp(-z²)``, ``t = 1/(1 + p|z|)``::
+
+        gelu(x) = x/2 (1 + erf(z)) = max(x, 0) - |x|/2 · t·poly(t)·exp(-x²/2)
+
+    (for x < 0, x/2·(1 - erf|z|) = -|x|/2·(1 - erf|z|)), and ``max(x, 0) = (x + |x|)/2``
+    exactly. The 1/√2 and the 1/2 are folded into the constants: 19 cheap passes over the
+    block instead of 25, and no cancellation in ``1 - (1 - erf)`` (as accurate as the erf
+    itself, 1.5e-7 of |x|/2). An infinite x gives NaN here (∞·0): :func:`_gelu32` mends it.
+    """
     f32 = np.float32
-    np.abs(x, out=a)
-    a *= f32(1.0 / math.sqrt(2.0))  # |z|, z = x / √2
-    np.multiply(a, f32(0.3275911), out=t)
+    np.abs(x, out=a)  # |x|
+    np.multiply(a, f32(0.3275911 / math.sqrt(2.0)), out=t)
     t += f32(1.0)
-    np.reciprocal(t, out=t)
-    np.multiply(t, f32(_AS[4]), out=out)
+    np.divide(f32(1.0), t, out=t)  # t (a division is cheaper than np.reciprocal here)
+    np.multiply(t, f32(_AS[4] / 2.0), out=out)
     for c in _AS[3::-1]:
-        out += f32(c)
-        out *= t
-    a *= a
-    np.negative(a, out=a)
-    np.exp(a, out=a)
-    out *= a  # 1 - erf(|z|)
-    np.subtract(f32(1.0), out, out=out)
-    np.copysign(out, x, out=out)  # erf(z)
-    out += f32(1.0)
-    out *= x
-    out *= f32(0.5)
+        out += f32(c / 2.0)
+        out *= t  # t·poly(t) / 2
+    out *= a  # |x|/2 · t·poly(t)
+    np.multiply(a, a, out=t)
+    t *= f32(-0.5)
+    np.exp(t, out=t)  # exp(-x²/2)
+    out *= t
+    np.add(x, a, out=t)
+    t *= f32(0.5)  # max(x, 0)
+    np.subtract(t, out, out=out)
+
+
+#: From here on gelu(x) = max(x, 0) in float32 (and x·x would overflow).
+_HUGE = np.float32(1e30)
+
+
+_SCRATCH = threading.local()  # per thread: two float32 blocks, reused by every call
+
+
+def _scratch() -> tuple[np.ndarray, np.ndarray]:
+    """This thread's two GELU_BLOCK scratch arrays: fresh ones each call cost more than the
+    [32, 1536] GELU itself (0.18 ms of page faults against 0.13 ms of arithmetic)."""
+    pair = getattr(_SCRATCH, "pair", None)
+    if pair is None:
+        pair = _SCRATCH.pair = (np.empty(GELU_BLOCK, np.float32), np.empty(GELU_BLOCK, np.float32))
+    return pair
 
 
 def _gelu32(x: np.ndarray) -> np.ndarray:
     """Float32 GELU in cache-sized blocks with in-place steps: 5x faster than whole-array
-    temporaries on a busy 2-core machine (3.7 ms against 20 ms for [256, 1536])."""
+    temporaries on a busy 2-core machine (3.7 ms against 20 ms for [256, 1536]); with the
+    max(x, 0) form of the block and scratch kept per thread, 0.9 ms for [256, 1536] and
+    0.12 ms for [32, 1536] (it was 1.2 and 0.35 ms; torch's fused kernel: 0.2 and 0.03 ms).
+    Where an infinite or huge input made the block's result inf or NaN (the result's sum is
+    then not finite) it is mended: max(x, 0) where |x| >= 1e30, NaN stays NaN."""
     flat = np.ascontiguousarray(x).reshape(-1)  # [size]
     result = np.empty_like(flat)
-    a, t = np.empty(GELU_BLOCK, np.float32), np.empty(GELU_BLOCK, np.float32)
-    for lo in range(0, flat.size, GELU_BLOCK):
-        hi = min(lo + GELU_BLOCK, flat.size)
-        _gelu32_block(flat[lo:hi], result[lo:hi], a[: hi - lo], t[: hi - lo])
+    a, t = _scratch()
+    with np.errstate(over="ignore", invalid="ignore"):
+        for lo in range(0, flat.size, GELU_BLOCK):
+            hi = min(lo + GELU_BLOCK, flat.size)
+            _gelu32_block(flat[lo:hi], result[lo:hi], a[: hi - lo], t[: hi - lo])
+        if not np.isfinite(np.add.reduce(result)):  # gelu >= -0.17: no sum cancels an inf
+            big = ~(np.abs(flat) < _HUGE)  # [size], NaN included
+            result[big] = np.maximum(flat[big], np.float32(0.0))
     return result.reshape(x.shape)
 
 

@@ -7,11 +7,14 @@ Rows (medians of ``--repeat`` warm runs; ours and transformers' timed alternatel
 
 - the whole model run (attentions, hidden states, output) at each token count, float32 and
   float64, beside transformers eager (``output_attentions``, ``output_hidden_states``) in the
-  same dtype with torch's default threads (and, for float32, on one torch thread, as the
-  model run's BLAS is); "all BLAS threads" is the float32 run without the
-  one-thread limit that ``model_run`` holds (kept only if it measurably helps);
+  same dtype, each as it runs by default (the model run holds BLAS to one thread, torch uses
+  its default threads); for float32 also both on one thread and both on two (the model run
+  then without its one-thread limit, BLAS at two), the fair comparisons;
 - an edit in the first and in the last layer, recomputed with ``reuse=`` (what the window
   does after an edit);
+- edit → new output shown in the real window (offscreen Qt, ``--window-layer``, at the first
+  token count): median and 95th percentile of ``--repeat`` W_Q edits (skipped with
+  ``--no-window`` or without PySide6);
 - the knockout sweep over every head at ``--sweep-tokens`` tokens, with its estimate.
 
 A calibration line of the machine (:mod:`attention_explorer.calibration`) comes first, so
@@ -108,14 +111,22 @@ def torch_threads(count: int):
 
 
 @contextlib.contextmanager
-def all_blas_threads():
-    """``model_run`` without its one-BLAS-thread limit (for the comparison row)."""
+def blas_threads(count: int):
+    """``model_run`` without its one-BLAS-thread limit, BLAS at ``count`` threads (with
+    threadpoolctl; without it BLAS keeps its default), for the comparison rows."""
     from attention_explorer.pretrained import run as run_module
 
     held = run_module.one_blas_thread
     run_module.one_blas_thread = contextlib.nullcontext
     try:
-        yield
+        with contextlib.ExitStack() as stack:
+            try:
+                from threadpoolctl import threadpool_limits
+            except ImportError:
+                pass
+            else:
+                stack.enter_context(threadpool_limits(limits=count, user_api="blas"))
+            yield
     finally:
         run_module.one_blas_thread = held
 
@@ -130,18 +141,21 @@ def run_rows(loaded, tokens: int, repeat: int, use_torch: bool) -> list[tuple]:
     for dtype in ("float32", "float64"):
         mine = lambda d=dtype: model_run(loaded, text, dtype=d)  # noqa: E731
         runner = _transformers_runner(loaded.folder, dtype) if use_torch else None
+        label = f"model run {dtype}, {len(ids)} tokens"
         if runner is None:
-            rows.append((f"model run {dtype}, {len(ids)} tokens", median_ms(mine, repeat), None))
+            rows.append((label, median_ms(mine, repeat), None))
             continue
-        ours, theirs = paired_ms(mine, lambda r=runner: r(ids), repeat)
-        rows.append((f"model run {dtype}, {len(ids)} tokens", ours, theirs))
+        theirs = lambda r=runner: r(ids)  # noqa: E731
+        rows.append((f"{label}, default threads", *paired_ms(mine, theirs, repeat)))
         if dtype == "float32":
             with torch_threads(1):
-                ours, one = paired_ms(mine, lambda r=runner: r(ids), repeat)
-            rows.append((f"  transformers on 1 torch thread, {len(ids)} tokens", ours, one))
-    with all_blas_threads():
-        ours = median_ms(lambda: model_run(loaded, text), repeat)
-    rows.append((f"  all BLAS threads, float32, {len(ids)} tokens", ours, None))
+                rows.append(
+                    (f"  both on 1 thread, {len(ids)} tokens", *paired_ms(mine, theirs, repeat))
+                )
+            with torch_threads(2), blas_threads(2):
+                rows.append(
+                    (f"  both on 2 threads, {len(ids)} tokens", *paired_ms(mine, theirs, repeat))
+                )
     return rows
 
 
@@ -178,6 +192,22 @@ def sweep_row(loaded, tokens: int) -> tuple:
     )
 
 
+def window_rows(model: str, loaded, tokens: int, layer: int, repeat: int) -> list[tuple]:
+    """(label, ms, None): edit in ``layer`` → new output shown in the real window (offscreen),
+    median and 95th percentile; no rows without PySide6."""
+    try:
+        from attention_explorer.ui import model_run_bench
+    except ImportError:
+        return []
+    text = text_of(loaded, tokens)
+    n = len(loaded.tokenize(text).ids)
+    layer = min(layer, loaded.weights.n_layers - 1)
+    times = model_run_bench.edit_to_output_ms(model, text, layer, repeat)
+    median, p95 = model_run_bench.summary(times)
+    label = f"window: edit in layer {layer} -> shown, {n} tokens"
+    return [(f"{label}, median", median, None), (f"{label}, p95", p95, None)]
+
+
 def table(rows: list[tuple]) -> str:
     """The printed table: ours, transformers and their ratio per row."""
     head = f"{'what':<52} {'ours':>10} {'transformers':>13} {'ratio':>6}"
@@ -197,6 +227,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=10, help="warm repeats per row")
     parser.add_argument("--sweep-tokens", type=int, default=16)
     parser.add_argument("--no-torch", action="store_true", help="skip transformers' rows")
+    parser.add_argument("--no-window", action="store_true", help="skip the window's rows")
+    parser.add_argument("--window-layer", type=int, default=3, help="layer edited in the window")
     args = parser.parse_args(argv)
     from attention_explorer.calibration import calibration_line
     from attention_explorer.pretrained import load_model
@@ -212,6 +244,8 @@ def main(argv: list[str] | None = None) -> int:
     for tokens in args.tokens:
         rows += run_rows(loaded, tokens, args.repeat, not args.no_torch)
     rows += edit_rows(loaded, args.tokens[0], args.repeat)
+    if not args.no_window:
+        rows += window_rows(args.model, loaded, args.tokens[0], args.window_layer, args.repeat)
     rows.append(sweep_row(loaded, args.sweep_tokens))
     print(table(rows))
     return 0

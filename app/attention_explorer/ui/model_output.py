@@ -83,6 +83,7 @@ class _Map(QWidget):
     def __init__(self, colormap: str, height: int):
         super().__init__()
         self.values: np.ndarray | None = None
+        self._layout: tuple | None = None  # (rows, cols, r, c, room) of the axes drawn
         self.graphics = pg.GraphicsLayoutWidget()
         self.graphics.setFixedHeight(height)
         self.graphics.setBackground(self.palette().color(QPalette.ColorRole.Base))
@@ -102,16 +103,22 @@ class _Map(QWidget):
         layout.addWidget(self.graphics)
 
     def draw(self, values: np.ndarray, rows, cols, levels) -> None:
-        """Draw ``values [r, c]`` with row names ``rows`` and column names ``cols``."""
+        """Draw ``values [r, c]`` with row names ``rows`` and column names ``cols``. The axes
+        are laid out again only when the names, the shape or the room change (an edit of the
+        same text changes the values only: new ticks cost more than the image itself)."""
         self.values = np.asarray(values, dtype=np.float64)
         r, c = self.values.shape
         self.image.setImage(self.values.astype(np.float32), autoLevels=False, levels=levels)
-        self.image.setRect(pg.QtCore.QRectF(0, 0, c, r))
         self.bar.setLevels(levels)
+        room = max(120.0, float(self.plot.getViewBox().width() or self.width() - 80))
+        layout = (tuple(rows), tuple(cols), r, c, room)
+        if layout == self._layout:
+            return
+        self._layout = layout
+        self.image.setRect(pg.QtCore.QRectF(0, 0, c, r))
         self.plot.getAxis("left").setTicks(
             [[(i + 0.5, short_label(s)) for i, s in enumerate(rows)], []]
         )
-        room = max(120.0, float(self.plot.getViewBox().width() or self.width() - 80))
         stride = tick_stride(c, room, 7.0 * max(3, max((len(t) for t in cols), default=3)))
         self.plot.getAxis("bottom").setTicks([axis_ticks(tuple(cols), stride), []])
         self.plot.setRange(xRange=(0, c), yRange=(0, r), padding=0)
