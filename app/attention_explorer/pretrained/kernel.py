@@ -25,36 +25,6 @@ from attention_explorer.pretrained.rotary import hidden_keys, rotate
 from attention_explorer.pretrained.weights import LayerWeights, ModelWeights
 
 
-def _cast(value, dtype):
-    if isinstance(value, np.ndarray):
-        return np.ascontiguousarray(value, dtype=dtype)
-    if isinstance(value, tuple):
-        return tuple(_cast(v, dtype) for v in value)
-    return value
-
-
-def _cast_fields(record, dtype, skip=()):
-    changes = {
-        name: _cast(getattr(record, name), dtype)
-        for name in record.__dataclass_fields__
-        if name not in skip
-    }
-    return replace(record, **changes)
-
-
-def cast_weights(w: ModelWeights, dtype) -> ModelWeights:
-    """``w`` with every weight (not the word table) converted to ``dtype``, contiguous."""
-    head = None if w.head is None else _cast_fields(w.head, dtype, skip=("kind",))
-    return replace(
-        w,
-        layers=tuple(_cast_fields(lw, dtype) for lw in w.layers),
-        position=_cast(w.position, dtype),
-        token_type=_cast(w.token_type, dtype),
-        ln_embed=_cast(w.ln_embed, dtype),
-        head=head,
-    )
-
-
 def _heads(x: np.ndarray, count: int) -> np.ndarray:
     """``[n, count*d_head]`` as contiguous ``[count, n, d_head]``: numpy hands stacked
     products of contiguous matrices to BLAS, and loops slowly over strided ones."""

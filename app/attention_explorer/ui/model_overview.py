@@ -86,6 +86,7 @@ class ModelOverview(QWidget):
         self.plot.addItem(self.layer_frame)
         self._row_marks: list[QGraphicsRectItem] = []
         self._marks: list[object] = []  # crosses and "unchanged" labels
+        self._marks_key: tuple | None = None  # what the marks show, to skip redrawing them
         self.empty = QLabel(EMPTY_TEXT)
         self.empty.setTextFormat(Qt.TextFormat.PlainText)
         self.empty.setWordWrap(True)
@@ -174,7 +175,13 @@ class ModelOverview(QWidget):
 
     def set_marks(self, knocked_out=(), unchanged_layers=()) -> None:
         """Draw a cross over each knocked-out (layer, head) and mark each layer in
-        ``unchanged_layers`` (before the edited one) "unchanged"."""
+        ``unchanged_layers`` (before the edited one) "unchanged". Marks already drawn for the
+        same heads, layers and map shape stay (every edit's result asks again)."""
+        shape = None if self.weights is None else self.weights.shape
+        key = (tuple(knocked_out), tuple(unchanged_layers), shape, self.gap)
+        if key == self._marks_key:
+            return
+        self._marks_key = key
         for item in self._marks:
             self.plot.removeItem(item)
         self._marks = []
