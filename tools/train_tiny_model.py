@@ -90,7 +90,13 @@ SEQ_LEN = 24  # T: tokens per sequence (n_positions)
 MIN_REPEAT, MAX_REPEAT = 4, 12  # L: the length of the run that repeats
 
 
-def sample_batch(rng: np.random.Generator, batch: int, seq_len: int = SEQ_LEN):
+def sample_batch(
+    rng: np.random.Generator,
+    batch: int,
+    seq_len: int = SEQ_LEN,
+    shortest: int = MIN_REPEAT,
+    longest: int = MAX_REPEAT,
+):
     """``batch`` training sequences: ids [batch, T] and the loss mask [batch, T].
 
     Each row: a random prefix of words that are not in the run, then a run of L distinct words
@@ -102,12 +108,29 @@ def sample_batch(rng: np.random.Generator, batch: int, seq_len: int = SEQ_LEN):
     ids = np.empty((batch, seq_len), dtype=np.int64)  # [B, T]
     mask = np.zeros((batch, seq_len), dtype=bool)  # [B, T]
     for b in range(batch):
-        length = min(int(rng.integers(MIN_REPEAT, MAX_REPEAT + 1)), seq_len // 2)
+        length = min(int(rng.integers(shortest, longest + 1)), seq_len // 2)
         place = int(rng.integers(0, seq_len - 2 * length + 1))  # the random prefix
         order = rng.permutation(vocab)  # [V]: the run first, then words that are not in it
         ids[b, :place] = rng.choice(order[length:], place)
         ids[b, place:] = np.tile(order[:length], seq_len // length + 1)[: seq_len - place]
         mask[b, place + length : seq_len - 1] = True
+    return ids, mask
+
+
+def sample_text(rng: np.random.Generator, batch: int, seq_len: int = SEQ_LEN, gap: int = 0):
+    """``batch`` sequences of random words (with replacement) in which one random stretch of
+    4..12 words is repeated right after itself: ids [B, T] and mask [B, T] (predictable).
+    Nearly every word is in each context, so "copy some earlier word" gains little."""
+    vocab = len(WORDS)
+    ids = rng.integers(0, vocab, size=(batch, seq_len))  # [B, T]
+    mask = np.zeros((batch, seq_len), dtype=bool)  # [B, T]
+    for b in range(batch):
+        length = min(int(rng.integers(MIN_REPEAT, MAX_REPEAT + 1)), seq_len // 2)
+        g = int(rng.integers(0, min(gap, seq_len - 2 * length) + 1))  # words between copies
+        place = int(rng.integers(0, seq_len - 2 * length - g + 1))
+        again = place + length + g
+        ids[b, again : again + length] = ids[b, place : place + length]
+        mask[b, again : again + length - 1] = True
     return ids, mask
 
 
@@ -127,7 +150,16 @@ def test_sequences(rng: np.random.Generator, count: int, seq_len: int = SEQ_LEN)
     return ids, mask
 
 
-def make_model(heads: int, layers: int, d_model: int, positions: int, previous: float = 0.0):
+def make_model(
+    heads: int,
+    layers: int,
+    d_model: int,
+    positions: int,
+    previous: float = 0.0,
+    init: str = "split",
+    position_scale: float = 0.02,
+    freeze_positions: bool = False,
+):
     """A fresh GPT-2 (torch) with its MLPs zeroed and frozen: attention only.
 
     The starting point (see :func:`start_point`): token vectors in the first half of the
@@ -153,7 +185,9 @@ def make_model(heads: int, layers: int, d_model: int, positions: int, previous: 
     )
     model = GPT2LMHeadModel(config)
     with torch.no_grad():
-        start_point(model, previous)
+        if init == "split":
+            start_point(model, previous, position_scale)
+        model.transformer.wpe.weight.requires_grad_(not freeze_positions)
         for block in model.transformer.h:
             for p in (*block.mlp.parameters(), *block.ln_2.parameters()):
                 p.requires_grad_(False)
@@ -162,7 +196,7 @@ def make_model(heads: int, layers: int, d_model: int, positions: int, previous: 
     return model
 
 
-def start_point(model, previous: float) -> None:
+def start_point(model, previous: float, position_scale: float = 0.02) -> None:
     """Token vectors in dims [0, d/2), sinusoidal position vectors in [d/2, d) (Vaswani et
     al., frequencies pi k / (d/4 + 1)); with ``previous`` > 0, layer 0's W_Q is ``previous``
     times the rotation that turns position t's sinusoid into position t - 1's, and W_K is
@@ -178,7 +212,7 @@ def start_point(model, previous: float) -> None:
     pos = np.arange(n)[:, None]  # [P, 1]
     table = np.zeros((n, d), dtype=np.float32)  # [P, d]
     table[:, half::2], table[:, half + 1 :: 2] = np.sin(pos * freq), np.cos(pos * freq)
-    t.wpe.weight.copy_(torch.from_numpy(table * np.float32(0.02)))
+    t.wpe.weight.copy_(torch.from_numpy(table * np.float32(position_scale)))
     if previous <= 0:
         return
     w = t.h[0].attn.c_attn.weight  # [d, 3d]: x @ w = Q | K | V
@@ -282,15 +316,35 @@ def train(args) -> tuple[object, list[tuple], float]:
     torch.set_num_threads(args.threads)
     rng = np.random.default_rng(args.seed)
     eval_rng = np.random.default_rng(args.seed + 1)
-    model = make_model(args.heads, args.layers, args.d_model, args.seq_len, args.previous)
+    model = make_model(
+        args.heads,
+        args.layers,
+        args.d_model,
+        args.seq_len,
+        args.previous,
+        args.init,
+        args.position_scale,
+        args.freeze_positions,
+    )
     params = [p for p in model.parameters() if p.requires_grad]
-    opt = torch.optim.AdamW(params, lr=args.lr, weight_decay=0.0, betas=(0.9, 0.98))
+    first = {id(p) for p in model.transformer.h[0].parameters()}
+    groups = [
+        {"params": [p for p in params if id(p) not in first], "delay": 0},
+        {"params": [p for p in params if id(p) in first], "delay": args.layer0_delay},
+    ]
+    opt = torch.optim.AdamW(groups, lr=args.lr, weight_decay=args.weight_decay, betas=(0.9, 0.98))
     log, running, start = [], [], time.perf_counter()
     model.train()
     for step in range(args.steps):
         for group in opt.param_groups:  # linear warmup, then constant
-            group["lr"] = args.lr * min(1.0, (step + 1) / args.warmup)
-        ids, mask = sample_batch(rng, args.batch, args.seq_len)
+            steps = step + 1 - group["delay"]  # layer 0 may wait while layer 1 starts
+            group["lr"] = args.lr * min(1.0, max(0, steps) / args.warmup)
+        if step < args.curriculum:  # short sequences first
+            ids, mask = sample_batch(rng, args.batch, args.short_len, 2, args.short_len // 2)
+        elif args.data == "text":
+            ids, mask = sample_text(rng, args.batch, args.seq_len, args.gap)
+        else:
+            ids, mask = sample_batch(rng, args.batch, args.seq_len)
         ids_t = torch.from_numpy(ids)
         rows = torch.from_numpy(mask)  # [B, T]: predict ids[:, t + 1] where True
         logits = fast_logits(model, ids_t, rows)  # [N, V]
@@ -358,6 +412,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seq-len", type=int, default=SEQ_LEN)
     parser.add_argument("--previous", type=float, default=2.0, help="layer 0's start (0: random)")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--init", choices=("split", "gpt2"), default="split")
+    parser.add_argument("--weight-decay", type=float, default=0.0)
+    parser.add_argument("--curriculum", type=int, default=0, help="steps of short sequences")
+    parser.add_argument("--short-len", type=int, default=8)
+    parser.add_argument("--position-scale", type=float, default=0.02)
+    parser.add_argument("--freeze-positions", action="store_true")
+    parser.add_argument("--gap", type=int, default=0, help="text: most words between copies")
+    parser.add_argument("--layer0-delay", type=int, default=0, help="steps before layer 0 learns")
+    parser.add_argument("--data", choices=("runs", "text"), default="runs")
     parser.add_argument("--log-every", type=int, default=250)
     args = parser.parse_args(argv)
     model, log, seconds = train(args)
