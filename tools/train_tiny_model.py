@@ -19,8 +19,9 @@ stops at the first check (every 250 steps) where :func:`circuit_found` holds on 
 test-style sequences: accuracy >= 0.97, each head's knockout <= 0.3, previous-token score of
 head (0, 0) > 0.6, induction score of head (1, 0) > 0.6.
 
-Both heads are learned from transformers' own random initialisation (``--init gpt2``: every
-weight normal with std 0.02, nothing set by hand). The one thing that makes it train: layer 0
+Both heads are learned from transformers' own random GPT-2 initialisation (``--init gpt2``:
+weights normal with std 0.02, c_proj's 0.02 / sqrt(2 * layers), biases 0, LayerNorms 1 and 0;
+nothing set by hand). The one thing that makes it train: layer 0
 *waits* (``--layer0-delay`` 1000: its parameters get learning rate 0 for the first 1000 steps,
 then the same warmup as the rest). Without the wait, layer 0's only head takes the copying job
 itself (attending to earlier words and copying them: knocking it out leaves 0.03-0.08) and
@@ -28,10 +29,11 @@ cannot also become a previous-token head, so the model sits on the plateau or cr
 another route with neither head's signature (accuracy 0.29-0.72 after 2000-4500 steps in every
 such run below; the best, 0.72, has previous-token score 0.13, induction 0.00). With the wait,
 layer 1 takes the copying job while layer 0 is still a random, near-uniform head (induction
-score 0.15-0.22 by step 1000: it already leans on the faint "A was before me" that a uniform
-average carries); once released, the useful thing left for layer 0 is to sharpen that signal
-into a previous-token head, and the two heads lock into the circuit within 250 steps. A wait
-of 100 steps is already enough (5 of 5 seeds, done at step 250); 1000 is the shipped margin.
+score 0.18-0.22 by step 1000, presumably from the faint trace of the earlier words that a
+near-uniform average carries); once released, the useful thing left for layer 0 is to
+sharpen that signal into a previous-token head, and the two heads lock into the circuit
+within 250 steps. A wait of 100 steps is already enough (5 of 5 seeds, done at step 250);
+1000 is the shipped margin.
 
 Attention-only, faithfully: ``n_inner`` is 4 and every MLP weight and bias is zero and frozen, so
 each MLP adds exactly 0 (``c_proj(gelu(c_fc(x)))`` with ``c_proj`` zero); any GPT-2 reader
