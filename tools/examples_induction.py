@@ -124,16 +124,19 @@ def _notes(m: dict) -> list[dict]:
             f"“{words[row]}”, because that key carries “the word before me was "
             f"{words[row]}”. Its value is then copied to the output: the model predicts "
             f"“{words[col]}”. Over the repeated half its weight on that key is "
-            f"{m['induction']:.0%} on average. (Training started layer 0's W_Q and W_K as a "
-            "previous-token pattern; everything else, this head included, was learned.)",
+            f"{m['induction']:.0%} on average. (Both heads were learned from random weights: "
+            "layer 0 was held still for training's first 1000 steps, so this layer's head "
+            "took the copying job first; once layer 0 could learn, it became the "
+            "previous-token head and the two locked into this circuit within 250 steps.)",
         },
         {
             "title": "The model copies, and knockouts break it",
             "text": f"With every head, the model predicts {m['all']} of the {m['total']} "
             "predictable words of the repeated half (its top word). With the induction head "
             f"knocked out (its W_O rows zeroed) it gets {m['knock_induction']}; with the "
-            f"previous-token head knocked out, {m['knock_previous']}. The words were never "
-            "seen together in training: the model copies whatever run repeats.",
+            f"previous-token head knocked out, {m['knock_previous']}. Training drew its runs "
+            "of words at random, so this text is nothing it memorised: the model copies "
+            "whatever run repeats.",
         },
     ]
 
