@@ -47,77 +47,8 @@ after 68 s on the shared 2-core machine (load ~5), mean loss 0.25 over steps 100
 fresh test sequences: copy accuracy 0.999, 0.10 with head (0, 0) knocked out, 0.00 with head
 (1, 0) knocked out, previous-token score 0.74, induction score 0.98 (0.999 on 512 more).
 
-Runs from a random start (1 head a layer, T 24, 24 words, batch 128, Adam lr 3e-3, 100 warmup
-steps; "gpt2": transformers' init, "split": the old start_point without --previous; "runs": the
-training data above, "text": :func:`sample_text`, words with replacement and one stretch
-repeated after a gap of 0..``--gap`` words; "wait": --layer0-delay; loss: mean over the last
-250 or 500 steps; accuracy, knockouts (KO) and scores on 256 fresh test sequences; seconds on
-the shared machine, load 3-7):
-
-    start  data             wait  seed  steps  s    loss  acc    KO L0  KO L1  L0 prev  L1 ind
-    gpt2   runs, wd 0.01    0     1234  2000   125  1.92  0.31   0.04   0.12   0.08     0.04
-    split  runs, T 8 first* 0     1234  3000   125  2.60  0.29   0.06   0.29   0.07     0.07
-    split  text             0     1234  2000   166  1.78  0.53   0.05   0.21   0.09     0.05
-    split  text, lr 1e-2    0     1234  500    54   2.43  0.38   0.05   0.24   0.11     0.04
-    split  text, pos fixed* 0     1234  2000   121  2.16  0.31   0.04   0.18   0.11     0.04
-    split  text, gap 8      0     1234  4500   355  1.04  0.54   0.05   0.10   0.13     0.06
-    gpt2   runs             0     1234  4000   301  0.84  0.72   0.05   0.07   0.13     0.00
-    split  text, gap 8      1000  1234  1500   143  0.33  0.998  0.18   0.00   0.64     0.96
-    split  text, gap 8      1000  1     1250   70   0.51  0.995  0.16   0.00   0.64     0.91
-    split  text, gap 8      1000  2     1250   68   0.51  0.989  0.21   0.00   0.66     0.91
-    split  text, gap 8      1000  3     1250   57   0.52  0.995  0.18   0.00   0.62     0.93
-    gpt2   text, gap 8      1000  1234  1250   59   0.49  0.993  0.18   0.00   0.63     0.92
-    gpt2   text, gap 8      1000  1     1250   41   0.51  0.993  0.15   0.00   0.61     0.89
-    gpt2   text, gap 8      1000  2     1250   40   0.51  0.984  0.18   0.00   0.63     0.89
-    gpt2   text, gap 8      1000  3     1500   52   0.15  0.998  0.18   0.00   0.63     0.95
-    gpt2   text, gap 8      1000  4     1500   53   0.16  0.997  0.16   0.00   0.63     0.94
-    gpt2   text             1000  1234  1250   116  0.52  1.000  0.17   0.00   0.65     0.92
-    gpt2   runs (shipped)   1000  1234  1250   68   0.25  0.999  0.10   0.00   0.74     0.98
-    gpt2   runs             1000  1     1250   102  0.29  0.999  0.10   0.00   0.69     0.97
-    gpt2   runs             1000  2     1250   98   0.28  0.999  0.09   0.00   0.67     0.97
-    gpt2   runs             1000  3     1250   86   0.27  0.999  0.11   0.00   0.76     0.98
-    gpt2   runs             1000  4     1250   89   0.28  0.999  0.10   0.00   0.70     0.96
-    gpt2   runs             300   1234  500    46   0.82  0.999  0.11   0.00   0.73     0.86
-    gpt2   runs             100   1234  250    27   1.72  0.998  0.12   0.00   0.76     0.91
-    gpt2   runs             100   1     250    27   1.78  0.999  0.10   0.00   0.77     0.92
-    gpt2   runs             100   2     250    27   1.73  1.000  0.11   0.00   0.75     0.91
-    gpt2   runs             100   3     250    48   1.73  0.997  0.10   0.00   0.75     0.91
-    gpt2   runs             100   4     250    49   1.72  0.999  0.12   0.00   0.77     0.90
-
-(* options since removed, in commit 6c26eb7: "T 8 first" trained 2000 steps on 8-word
-sequences with runs of 2..4 before the full length, and learned a short-sequence trick that did
-not carry over; "pos fixed" froze the sinusoidal positions. A try with them frozen at scale 1,
-lr 1e-2 and batch 32 stayed at the uniform loss, 3.18, for 1000 steps.) In every run without
-the wait, knocking out layer 0 hurts most: it is the copier, and neither head has its
-signature.
-
-Earlier runs (before the wait; "split, prev p": layer 0's W_Q and W_K *set* to a
-previous-token pattern of strength p, everything else random; "periodic": the runs data; the
-model shipped before this retraining was the "(shipped)" row, layer 0 seeded):
-
-    start                       data / lr              seed  steps  accuracy  L0 prev  L1 ind
-    sinusoid std .02            periodic, 3e-3         1234  2000   0.28      0.09     0.07
-    sinusoid std .1             periodic, 3e-3         1234  500    0.11      0.10     0.05
-    sinusoid std .02            30% period-2, 5e-3     1234  2500   0.23      0.29     0.01
-    sinusoid std .02            50% period-2, 1e-2     1234  1250   0.12      0.34     0.02
-    split                       30% period-2, 5e-3     1234  1500   0.07      0.17     0.00
-    split, prev 2               periodic, 3e-3         1234  250    1.00      0.54     0.94
-    split, prev 3               periodic, 3e-3         1234  1750   0.53      0.70     0.05
-    split, prev 2.5             periodic, 3e-3         1234  750    0.49      0.62     0.05
-    split, prev 2 (shipped)     periodic, 3e-3         1234  250    0.999     0.61     0.98
-    split, prev 2               periodic, 3e-3         7     4250   0.51      0.57     0.03
-    split, prev 2               periodic, 3e-3         1     500    1.000     0.63     0.99
-    split, prev 2               periodic, 3e-3         2     1000   0.44      0.49     0.04
-    split, prev 2               periodic, 3e-3         3     1000   0.51      0.60     0.03
-    split, prev 2               periodic, 3e-3         4     1000   0.52      0.60     0.04
-
-(Period-2 sequences "a b a b ..." reward a copying previous-token head directly; it grew, but
-the induction head did not follow. The sixth row predates a fix of the loss mask. With layer 0
-seeded, 2 of 6 seeds passed: the others kept a previous-token head in layer 0 (~0.6 on i - 1)
-while layer 1 spread its weight over the earlier words; why was not found. Earlier still, 2
-heads a layer, T 32, 48 words, up to 6 copies with random gaps, lr 1e-2: copied at 0.92-0.97
-through a look-back-2-3 shortcut, induction score ~0.03; 1 head from a random start stayed on
-the plateau, 0.42 after 10,000 steps.)
+Every run tried (the 28 from a random start and the earlier ones, seeded and not), with its
+seed, steps, time, loss, accuracy, knockouts and scores: ``tools/train_tiny_model_runs.md``.
 """
 
 from __future__ import annotations
