@@ -18,13 +18,13 @@ model too big for this machine is refused before anything is read (:func:`check_
 
 from __future__ import annotations
 
-import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
+from attention_explorer.engine.budget import available_memory  # noqa: F401 - read as stored.available_memory
 from attention_explorer.pretrained.errors import ModelError
 from attention_explorer.pretrained.tensor_file import TensorFile
 
@@ -98,22 +98,6 @@ class StoredLayers(Sequence):
             while not self.keep and len(self._cache) > RECENT_LAYERS:
                 self._cache.popitem(last=False)
             return layer
-
-
-def available_memory() -> int | None:
-    """Bytes this machine can give a new allocation without swapping (Linux MemAvailable),
-    or None where that cannot be read."""
-    try:
-        with open("/proc/meminfo", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (AttributeError, ValueError, OSError):
-        return None
 
 
 def gib(count: int) -> str:
