@@ -1,15 +1,22 @@
 """Every token name on a heatmap's axes up to :data:`ALL_LABELS_UP_TO` cells a side.
 
 :class:`~attention_explorer.ui.heatmap_axes.AxisLabels` labels every k-th cell where names
-would overlap at the tick font, so 13 to 15 tokens showed every other name. On top of it,
-:class:`AllAxisLabels` labels every cell of an axis of at most 32 cells whenever some font
-size from the tick font down to :data:`MIN_POINTS` (and, across, names shortened to at least
-:data:`MIN_CHARS` characters with an ellipsis, every other one on a second line if need be)
-fits the cells; only a view too small for even that keeps the stride. The tooltip always has
-the full name.
+would overlap at the tick font. On top of it, :class:`AllAxisLabels` labels every cell of an
+axis of at most 32 cells with a font from the tick font down to :data:`MIN_POINTS` (7 pt, the
+smallest that stays readable):
+
+- down the side, one line per row: the view's plot grows taller (the stage panel scrolls) until
+  every row has a line's room at 7 pt, so 32 rows need about 300 pixels of map;
+- across the bottom, names shortened to at least :data:`MIN_CHARS` characters with an
+  ellipsis, on one line or staggered over up to :data:`MAX_LEVELS` lines (the k-th name of
+  each run of 2 to 4 a line lower), so the views keep their width and the layout its columns.
+
+Only a view too narrow for even that keeps the stride. The tooltip always has the full name.
 """
 
 from __future__ import annotations
+
+import math
 
 from PySide6.QtGui import QFont, QFontMetricsF
 
@@ -18,29 +25,38 @@ from attention_explorer.ui.heatmap_axes import AxisLabels
 
 #: Axes of up to this many cells name every cell when any allowed font fits.
 ALL_LABELS_UP_TO = 32
-#: The smallest tick font tried, in points.
-MIN_POINTS = 5.0
+#: The smallest tick font tried, in points: smaller is not readable.
+MIN_POINTS = 7.0
 #: Names across the bottom are shortened to no fewer characters than this.
 MIN_CHARS = 3
-_POINTS = (9.0, 8.0, 7.0, 6.5, 6.0, 5.5, MIN_POINTS)
+#: Names across the bottom are staggered over at most this many lines.
+MAX_LEVELS = 4
+_POINTS = (9.0, 8.0, 7.5, MIN_POINTS)
+#: Pixels of the plot that are not the map: margins, the bottom axis with its name.
+_AROUND_MAP = 14
 
 
-def fitting_font(labels, pitch: float, across: bool, base: QFont) -> tuple[QFont, int, bool] | None:
-    """(font, characters kept, staggered) that fits one name per cell ``pitch`` pixels apart:
-    down the side a line's height must fit; across the bottom each shortened name's width,
-    on one line or, staggered, every other name on a second line (twice the room). None when
-    nothing fits."""
-    found = _fitting(labels, pitch, across, base)
-    if found is None and across:
-        found = _fitting(labels, 2 * pitch, across, base)
-        return None if found is None else (*found, True)
-    return None if found is None else (*found, False)
+def fitting_font(labels, pitch: float, across: bool, base: QFont) -> tuple[QFont, int, int] | None:
+    """(font, characters kept, lines) that fits one name per cell ``pitch`` pixels apart: down
+    the side a line's height must fit; across the bottom each shortened name's width, on one
+    line or staggered over 2 to 4 lines (every k-th name on the same line: k times the room).
+    None when nothing fits."""
+    for levels in range(1, (MAX_LEVELS if across else 1) + 1):
+        found = _fitting(labels, levels * pitch, across, base)
+        if found is not None:
+            return (*found, levels)
+    return None
+
+
+def _sized(base: QFont, points: float) -> QFont:
+    font = QFont(base)
+    font.setPointSizeF(min(points, base.pointSizeF() if base.pointSizeF() > 0 else points))
+    return font
 
 
 def _fitting(labels, pitch: float, across: bool, base: QFont) -> tuple[QFont, int] | None:
     for points in _POINTS:
-        font = QFont(base)
-        font.setPointSizeF(min(points, base.pointSizeF() if base.pointSizeF() > 0 else points))
+        font = _sized(base, points)
         metrics = QFontMetricsF(font)
         if not across:
             if metrics.height() <= pitch + 1:
@@ -53,12 +69,21 @@ def _fitting(labels, pitch: float, across: bool, base: QFont) -> tuple[QFont, in
     return None
 
 
-class AllAxisLabels(AxisLabels):
-    """:class:`AxisLabels`, with every name shown on axes of up to 32 cells where a font fits."""
+def row_pitch(base: QFont) -> float:
+    """Pixels one row label needs at the smallest tick font (a line, less the 1 px the fit
+    allows)."""
+    return QFontMetricsF(_sized(base, MIN_POINTS)).height() - 1
 
-    def __init__(self, plot, stage_name: str):
+
+class AllAxisLabels(AxisLabels):
+    """:class:`AxisLabels`, with every name shown on axes of up to 32 cells; ``graphics`` (the
+    widget holding the plot) is made tall enough for one line per row."""
+
+    def __init__(self, plot, stage_name: str, graphics=None):
         super().__init__(plot, stage_name)
         self._all_key = None
+        self.graphics = graphics
+        self.base_height = graphics.minimumHeight() if graphics is not None else 0
 
     def update(self, frame) -> None:
         """Label the axes for ``frame`` (None leaves them); short axes name every cell."""
@@ -66,6 +91,7 @@ class AllAxisLabels(AxisLabels):
         super().update(frame)
         if frame is None:
             return
+        self._fit_height(frame)
         box = self.plot.getViewBox()
         r0, _, c0, _ = frame.region
         key = (frame.row_labels, frame.col_labels, frame.region, box.width(), box.height())
@@ -84,13 +110,31 @@ class AllAxisLabels(AxisLabels):
             fit = fitting_font(labels, pixels / count, across, axis.font())
             if fit is None:
                 continue
-            font, chars, staggered = fit
+            font, chars, levels = fit
             axis.setStyle(tickFont=font)
             ticks = [
-                (first + i + 0.5, ("\n" if staggered and i % 2 else "") + short_label(t, chars))
+                (first + i + 0.5, "\n" * (i % levels) + short_label(t, chars))
                 for i, t in enumerate(labels)
             ]
             axis.setTicks([ticks, []])
+
+    def least_height(self, frame) -> int:
+        """The plot's least height for ``frame``: one line of the smallest tick font per row
+        when every row is named (up to 32 unshrunk rows), never less than it was built with."""
+        rows = len(frame.row_labels)
+        if not 1 < rows <= ALL_LABELS_UP_TO or frame.block != (1, 1):
+            return self.base_height
+        axis = self.plot.getAxis("bottom")
+        around = _AROUND_MAP + max(axis.height(), 0)
+        need = math.ceil(rows * row_pitch(self.plot.getAxis("left").font()) + around)
+        return max(self.base_height, need)
+
+    def _fit_height(self, frame) -> None:
+        if self.graphics is None:
+            return
+        need = self.least_height(frame)
+        if self.graphics.minimumHeight() != need:
+            self.graphics.setMinimumHeight(need)
 
     def shown(self, name: str) -> list[str]:
         """The tick texts on axis ``name`` ("left" or "bottom"), for tests and checks."""

@@ -75,7 +75,7 @@ class HeatmapView(QFrame):
         self.graphics.setMinimumSize(220, 170)  # plus the title above it
         self.graphics.ci.setContentsMargins(2, 8, 2, 2)  # room for half the top row label
         plot = self.plot = self.graphics.addPlot()
-        self.axes = AllAxisLabels(plot, self.stage)
+        self.axes = AllAxisLabels(plot, self.stage, self.graphics)
         plot.setMenuEnabled(False)
         plot.hideButtons()
         plot.invertY(True)
