@@ -32,8 +32,8 @@ MIN_CHARS = 3
 #: Names across the bottom are staggered over at most this many lines.
 MAX_LEVELS = 4
 _POINTS = (9.0, 8.0, 7.5, MIN_POINTS)
-#: Pixels of the plot that are not the map: margins, the bottom axis with its name.
-_AROUND_MAP = 14
+#: Pixels of the plot that are neither the map nor its column names: margins, the axis name.
+_AROUND_MAP = 32
 
 
 def fitting_font(labels, pitch: float, across: bool, base: QFont) -> tuple[QFont, int, int] | None:
@@ -91,7 +91,6 @@ class AllAxisLabels(AxisLabels):
         super().update(frame)
         if frame is None:
             return
-        self._fit_height(frame)
         box = self.plot.getViewBox()
         r0, _, c0, _ = frame.region
         key = (frame.row_labels, frame.col_labels, frame.region, box.width(), box.height())
@@ -118,22 +117,21 @@ class AllAxisLabels(AxisLabels):
             ]
             axis.setTicks([ticks, []])
 
-    def least_height(self, frame) -> int:
-        """The plot's least height for ``frame``: one line of the smallest tick font per row
-        when every row is named (up to 32 unshrunk rows), never less than it was built with."""
-        rows = len(frame.row_labels)
-        if not 1 < rows <= ALL_LABELS_UP_TO or frame.block != (1, 1):
+    def least_height(self, rows: int) -> int:
+        """The plot's least height for a stage of ``rows`` rows: one line of the smallest tick
+        font per row when every row is named (up to 32 rows) and room for the column names on
+        :data:`MAX_LEVELS` lines, never less than it was built with. It follows the stage's
+        size only, so it is known before the view draws (a view out of sight draws later)."""
+        if not 1 < rows <= ALL_LABELS_UP_TO:
             return self.base_height
-        axis = self.plot.getAxis("bottom")
-        around = _AROUND_MAP + max(axis.height(), 0)
-        need = math.ceil(rows * row_pitch(self.plot.getAxis("left").font()) + around)
-        return max(self.base_height, need)
+        base = self.plot.getAxis("left").font()
+        names = MAX_LEVELS * QFontMetricsF(_sized(base, MIN_POINTS)).height()
+        return max(self.base_height, math.ceil(rows * row_pitch(base) + names + _AROUND_MAP))
 
-    def _fit_height(self, frame) -> None:
-        if self.graphics is None:
-            return
-        need = self.least_height(frame)
-        if self.graphics.minimumHeight() != need:
+    def fit_height(self, rows: int) -> None:
+        """Give ``graphics`` its least height for a stage of ``rows`` rows."""
+        need = self.least_height(rows)
+        if self.graphics is not None and self.graphics.minimumHeight() != need:
             self.graphics.setMinimumHeight(need)
 
     def shown(self, name: str) -> list[str]:

@@ -146,6 +146,7 @@ class HeatmapView(QFrame):
             self._stack.setCurrentWidget(self.graphics)
             self.title_bar.show()
             rows, cols = trace.stage(self.stage, head).shape
+            self.axes.fit_height(rows)  # tall enough to name every row (up to 32)
             if self.zoom.shape != (rows, cols):
                 self.zoom.set_shape(rows, cols)  # a new size starts unzoomed (and draws)
             else:
