@@ -9,7 +9,7 @@ smallest that stays readable):
   every row has a line's room at 7 pt, so 32 rows need about 300 pixels of map;
 - across the bottom, names shortened to at least :data:`MIN_CHARS` characters with an
   ellipsis, on one line or staggered over up to :data:`MAX_LEVELS` lines (the k-th name of
-  each run of 2 to 4 a line lower), so the views keep their width and the layout its columns.
+  each run of 2 to 6 a line lower), so the views keep their width and the layout its columns.
 
 Only a view too narrow for even that keeps the stride. The tooltip always has the full name.
 """
@@ -30,8 +30,14 @@ MIN_POINTS = 7.0
 #: Names across the bottom are shortened to no fewer characters than this.
 MIN_CHARS = 3
 #: Names across the bottom are staggered over at most this many lines.
-MAX_LEVELS = 4
+MAX_LEVELS = 6
+#: A view asks for the width that fits its column names on this many lines (the stage panel
+#: gives it when it lays the views out; a layout kept while the learner edits may give less).
+ASKED_LEVELS = 5
 _POINTS = (9.0, 8.0, 7.5, MIN_POINTS)
+#: Pixels by which row names' lines may overlap: a line's height includes empty space above
+#: the tallest letter and below the deepest one (at 7 pt a 10.5 px line holds 9 px of ink).
+_LINE_OVERLAP = 1.5
 #: Pixels of the plot that are neither the map nor its column names: margins, the axis name.
 _AROUND_MAP = 32
 
@@ -39,7 +45,7 @@ _AROUND_MAP = 32
 def fitting_font(labels, pitch: float, across: bool, base: QFont) -> tuple[QFont, int, int] | None:
     """(font, characters kept, lines) that fits one name per cell ``pitch`` pixels apart: down
     the side a line's height must fit; across the bottom each shortened name's width, on one
-    line or staggered over 2 to 4 lines (every k-th name on the same line: k times the room).
+    line or staggered over 2 to 6 lines (every k-th name on the same line: k times the room).
     None when nothing fits."""
     for levels in range(1, (MAX_LEVELS if across else 1) + 1):
         found = _fitting(labels, levels * pitch, across, base)
@@ -59,7 +65,7 @@ def _fitting(labels, pitch: float, across: bool, base: QFont) -> tuple[QFont, in
         font = _sized(base, points)
         metrics = QFontMetricsF(font)
         if not across:
-            if metrics.height() <= pitch + 1:
+            if metrics.height() <= pitch + _LINE_OVERLAP:
                 return font, MAX_TICK_CHARS
             continue
         for chars in range(MAX_TICK_CHARS, MIN_CHARS - 1, -1):
@@ -70,9 +76,9 @@ def _fitting(labels, pitch: float, across: bool, base: QFont) -> tuple[QFont, in
 
 
 def row_pitch(base: QFont) -> float:
-    """Pixels one row label needs at the smallest tick font (a line, less the 1 px the fit
-    allows)."""
-    return QFontMetricsF(_sized(base, MIN_POINTS)).height() - 1
+    """Pixels one row label needs at the smallest tick font (a line, less the overlap of the
+    empty space above and below the letters that the fit allows)."""
+    return QFontMetricsF(_sized(base, MIN_POINTS)).height() - _LINE_OVERLAP
 
 
 class AllAxisLabels(AxisLabels):
@@ -133,6 +139,17 @@ class AllAxisLabels(AxisLabels):
         need = self.least_height(rows)
         if self.graphics is not None and self.graphics.minimumHeight() != need:
             self.graphics.setMinimumHeight(need)
+
+    def wanted_map_width(self, frame) -> int:
+        """Pixels of map that name every column of ``frame`` at the smallest tick font and
+        the fewest characters on :data:`ASKED_LEVELS` lines; 0 when its columns are not named
+        one by one (more than 32, or shrunk)."""
+        labels = frame.col_labels
+        if not 1 < len(labels) <= ALL_LABELS_UP_TO or frame.block != (1, 1):
+            return 0
+        metrics = QFontMetricsF(_sized(self.plot.getAxis("bottom").font(), MIN_POINTS))
+        widest = max(metrics.horizontalAdvance(short_label(t, MIN_CHARS)) for t in labels)
+        return math.ceil(len(labels) * (widest + 3) / ASKED_LEVELS)
 
     def shown(self, name: str) -> list[str]:
         """The tick texts on axis ``name`` ("left" or "bottom"), for tests and checks."""

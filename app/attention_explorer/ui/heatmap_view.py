@@ -297,14 +297,15 @@ class HeatmapView(QFrame):
         self.hidden_overlay.setVisible(bool(frame.hidden.any()))
 
     def _make_room(self, frame) -> None:
-        """Small matrices ask for a view wide enough for every number at the smallest font;
-        the stage panel gives them the room by putting fewer views side by side."""
+        """Small matrices ask for a view wide enough for every number at the smallest font,
+        up to 32 columns for one wide enough to name each column; the stage panel gives them
+        the room by putting fewer views side by side (when it lays them out afresh)."""
         cols = frame.image.shape[1]
-        need = 220
+        # Axis, colour bar and margins: widths that do not follow the view's width, so
+        # asking for room never feeds back into a new request.
+        around = int(self.plot.getAxis("left").width() + self.bar.width() + 40)
+        need = max(220, self.axes.wanted_map_width(frame) + around)  # every column named
         if frame.texts and cols <= ROOM_FOR_COLUMNS and self.prefs.show_values:
-            # Axis, colour bar and margins: widths that do not follow the view's width, so
-            # asking for room never feeds back into a new request.
-            around = self.plot.getAxis("left").width() + self.bar.width() + 40
             need = max(need, int(width_for_texts(frame.texts, cols) + around))
         if need != self._wanted_width:
             self._wanted_width = need
