@@ -66,3 +66,22 @@ def test_a_32_token_session_names_every_row_and_column_of_every_view(window, qtb
     weights = panel.view("weights")
     assert weights.axes.shown("left") == tokens  # the rows: every name whole
     assert _names(tokens, weights.axes.shown("bottom"))
+
+
+@pytest.mark.parametrize("size", [(1366, 768), (1600, 1000)])
+def test_growing_to_32_tokens_keeps_the_layout_and_names_every_token(window, qtbot, size):
+    """From the starter's 4 tokens to 32, an edit: the views stay where they were laid out
+    (issue 20, item 3) and still name every row and column."""
+    n = ALL_LABELS_UP_TO
+    sized(window, qtbot, *size)
+    panel = window.stages
+    lines = panel._arrangement[1]
+    assert window.tokens.set_count(n)
+    qtbot.waitUntil(lambda: window.live.trace.n_queries == n, timeout=10000)
+    qtbot.wait(30)  # the views' width requests arrive: an edit's wait for a new size
+    assert panel._arrangement[1] == lines
+    for stage in ("scores", "weights"):
+        view = panel.view(stage)
+        panel.scroll_area().ensureWidgetVisible(view)
+        qtbot.waitUntil(lambda v=view: len(v.axes.shown("left")) == n, timeout=5000)
+        _check_view(view)

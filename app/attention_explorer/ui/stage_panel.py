@@ -165,9 +165,9 @@ class StagePanel(QWidget):
         needs = self._latch[1]
         views = self._views
         asked = {s: max(PAIR_WIDTH, views[s].wanted_width() + CAPTION_WIDTH) for s in computed}
-        for name in computed:  # a view's request counts once it has drawn on screen
-            view = self._views[name]
-            if name not in needs and view.frame is not None and view.isVisible():
+        for name in computed:  # a request counts once the view has drawn, laid out in the
+            view = self._views[name]  # panel (visible or not yet: the trace may come first)
+            if name not in needs and view.frame is not None and not view.isHidden():
                 needs[name] = asked[name]
         return {s: needs.get(s, asked[s]) for s in computed}
 
