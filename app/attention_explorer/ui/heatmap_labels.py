@@ -21,10 +21,13 @@ import math
 from PySide6.QtGui import QFont, QFontMetricsF
 
 from attention_explorer.display.ticks import MAX_TICK_CHARS, short_label
+from attention_explorer.stages import stage
 from attention_explorer.ui.heatmap_axes import AxisLabels
 
 #: Axes of up to this many cells name every cell when any allowed font fits.
 ALL_LABELS_UP_TO = 32
+#: Axes of tokens (the catalogue's axis names); a dimension axis keeps round numbers.
+TOKEN_AXES = frozenset({"tokens", "queries", "keys"})
 #: The smallest tick font tried, in points: smaller is not readable.
 MIN_POINTS = 7.0
 #: Names across the bottom are shortened to no fewer characters than this.
@@ -109,7 +112,7 @@ class AllAxisLabels(AxisLabels):
         )
         for name, labels, pixels, first, across in sides:
             count = len(labels)
-            if not 1 < count <= ALL_LABELS_UP_TO or pixels <= 1 or frame.block != (1, 1):
+            if not self._named_one_by_one(frame, across) or pixels <= 1:
                 continue
             axis = self.plot.getAxis(name)
             fit = fitting_font(labels, pixels / count, across, axis.font())
@@ -126,12 +129,15 @@ class AllAxisLabels(AxisLabels):
     def least_height(self, rows: int) -> int:
         """The plot's least height for a stage of ``rows`` rows: one line of the smallest tick
         font per row when every row is named (up to 32 rows) and room for the column names on
-        :data:`MAX_LEVELS` lines, never less than it was built with. It follows the stage's
-        size only, so it is known before the view draws (a view out of sight draws later)."""
+        :data:`MAX_LEVELS` lines (one line of numbers for dimensions), never less than it was
+        built with. It follows the stage's size only, so it is known before the view draws (a
+        view out of sight draws later)."""
         if not 1 < rows <= ALL_LABELS_UP_TO:
             return self.base_height
         base = self.plot.getAxis("left").font()
         names = MAX_LEVELS * QFontMetricsF(_sized(base, MIN_POINTS)).height()
+        if stage(self.stage).cols not in TOKEN_AXES:  # dimensions: one line of numbers
+            names = QFontMetricsF(base).height() + 6  # and its spacing
         return max(self.base_height, math.ceil(rows * row_pitch(base) + names + _AROUND_MAP))
 
     def fit_height(self, rows: int) -> None:
@@ -145,11 +151,19 @@ class AllAxisLabels(AxisLabels):
         the fewest characters on :data:`ASKED_LEVELS` lines; 0 when its columns are not named
         one by one (more than 32, or shrunk)."""
         labels = frame.col_labels
-        if not 1 < len(labels) <= ALL_LABELS_UP_TO or frame.block != (1, 1):
+        if not self._named_one_by_one(frame, across=True):
             return 0
         metrics = QFontMetricsF(_sized(self.plot.getAxis("bottom").font(), MIN_POINTS))
         widest = max(metrics.horizontalAdvance(short_label(t, MIN_CHARS)) for t in labels)
         return math.ceil(len(labels) * (widest + 3) / ASKED_LEVELS)
+
+    def _named_one_by_one(self, frame, across: bool) -> bool:
+        """True when the columns (``across``) or the rows of ``frame`` are tokens, 2 to 32 of
+        them, unshrunk: each gets its name."""
+        entry = stage(self.stage)
+        count = len(frame.col_labels if across else frame.row_labels)
+        tokens = (entry.cols if across else entry.rows) in TOKEN_AXES
+        return tokens and 1 < count <= ALL_LABELS_UP_TO and frame.block == (1, 1)
 
     def shown(self, name: str) -> list[str]:
         """The tick texts on axis ``name`` ("left" or "bottom"), for tests and checks."""

@@ -33,6 +33,7 @@ from attention_explorer.ui.stage_rows import (
     input_group,
     lines_spanned,
     pack_rows,
+    show_all_button,
     toggle_texts,
 )
 
@@ -71,13 +72,14 @@ class StagePanel(QWidget):
         self._inputs_choice: bool | None = None  # the learner's click on the toggle; None: auto
         self._inputs_forced = False  # the walkthrough or the keyboard points into the inputs
         self._latch = None  # (panel size, widths the views were laid out for, auto-open)
+        self._awaiting = False  # another session: latch nothing until its trace arrives
         self._zoomed: set[str] = set()  # views whose width request followed a zoom
         self._gathered: tuple[str, ...] = ()  # a walkthrough step's views, alone; (): all
         self._build()
         self.keys = StageKeys(self)
         live_trace.updated.connect(self._on_trace_updated)
         session.events.selected_head.connect(self._on_selected_head_changed)
-        session.events.name.connect(self.relayout)  # another session: lay it out afresh
+        session.events.name.connect(self.new_session)
         prefs.events.show_values.connect(self.relayout)  # numbers on or off need other widths
         if live_trace.trace is not None:
             self._on_trace_updated(live_trace.trace)
@@ -100,15 +102,7 @@ class StagePanel(QWidget):
         self._column = QVBoxLayout(inner)
         self._column.setContentsMargins(2, 2, 2, 2)
         self._column.setSpacing(4)
-        self.show_all_button = QToolButton()
-        self.show_all_button.setObjectName("showAllViews")
-        self.show_all_button.setText("Show every view")
-        self.show_all_button.setToolTip(
-            "This step's views are shown on their own, so that all of them fit on screen."
-            " Show every stage again (the next step does too)."
-        )
-        self.show_all_button.clicked.connect(lambda: self.gather(()))
-        self.show_all_button.hide()
+        self.show_all_button = show_all_button(lambda: self.gather(()))
         top = QHBoxLayout()
         top.addWidget(self.inputs_toggle)
         top.addWidget(self.show_all_button)
@@ -155,6 +149,10 @@ class StagePanel(QWidget):
         self._latch = None
         self._reflow()
 
+    def new_session(self, *_args) -> None:
+        """Another session: laid out afresh once its trace arrives (until then: the old one)."""
+        self._latch, self._awaiting = None, True
+
     def _needs(self, computed, width: int) -> dict[str, int]:
         """The width each view is laid out for, latched: read from the views when the panel's
         size changes (or on :meth:`relayout`), then kept while the numbers, tokens or heads
@@ -163,12 +161,13 @@ class StagePanel(QWidget):
         if self._latch is None or self._latch[0] != size:
             self._latch = (size, {}, None)  # (size, needs, inputs open by themselves)
         needs = self._latch[1]
+        for name in computed:  # a request counts once the view has drawn (reading .frame
+            view = self._views[name]  # draws it), placed in the panel, shown or not yet
+            drawn = not self._awaiting and view.frame is not None
+            if name not in needs and drawn and not view.isHidden():
+                needs[name] = max(PAIR_WIDTH, view.wanted_width() + CAPTION_WIDTH)
         views = self._views
         asked = {s: max(PAIR_WIDTH, views[s].wanted_width() + CAPTION_WIDTH) for s in computed}
-        for name in computed:  # a request counts once the view has drawn, laid out in the
-            view = self._views[name]  # panel (visible or not yet: the trace may come first)
-            if name not in needs and view.frame is not None and not view.isHidden():
-                needs[name] = asked[name]
         return {s: needs.get(s, asked[s]) for s in computed}
 
     def _inputs_shown(self, input_lines: int, rest) -> bool:
@@ -374,6 +373,7 @@ class StagePanel(QWidget):
 
     # -- updates ----------------------------------------------------------------------------
     def _on_trace_updated(self, trace) -> None:
+        self._awaiting = False
         head = self.session.selected_head
         hidden = frozenset(stage_rules.hidden_stages(trace))  # each stage's `when` rule
         self._hidden = hidden  # laid out by the one _reflow() below

@@ -1,10 +1,12 @@
 """How the stage panel packs its views into lines, and which views a walkthrough step gathers.
 
-Pure functions of stage names and pixel widths (no widgets), so the panel's layout rules can be
-read and tested on their own.
+Pure functions of stage names and pixel widths, so the panel's layout rules can be read and
+tested on their own; and the header's "Show every view" button.
 """
 
 from __future__ import annotations
+
+from PySide6.QtWidgets import QToolButton
 
 from attention_explorer.stages import panel_stages
 
@@ -74,3 +76,18 @@ def toggle_texts(inputs: tuple[str, ...], is_open: bool) -> tuple[str, str]:
         " through every stage."
     )
     return text, tip
+
+
+def show_all_button(clicked) -> QToolButton:
+    """The header's "Show every view" button (hidden until a step's views are laid out
+    alone), calling ``clicked``."""
+    button = QToolButton()
+    button.setObjectName("showAllViews")
+    button.setText("Show every view")
+    button.setToolTip(
+        "This step's views are shown on their own, so that all of them fit on screen."
+        " Show every stage again (the next step does too)."
+    )
+    button.clicked.connect(clicked)
+    button.hide()
+    return button
