@@ -55,6 +55,8 @@ def test_a_32_token_session_names_every_row_and_column_of_every_view(window, qtb
     window.document.replace(resize.set_token_count(starter_session(), n))
     qtbot.waitUntil(lambda: window.live.trace.n_queries == n, timeout=10000)
     panel = window.stages
+    if not panel.inputs_open():
+        panel.inputs_toggle.click()  # X, Q, K and V too
     checked = []
     for stage in panel.on_screen_stages():
         view = panel.view(stage)
@@ -63,7 +65,8 @@ def test_a_32_token_session_names_every_row_and_column_of_every_view(window, qtb
         qtbot.waitUntil(lambda v=view: len(v.axes.shown("left")) == n, timeout=5000)
         _check_view(view)
         checked.append(stage)
-    assert {"scores", "scaled", "masked", "weights", "head_outputs"} <= set(checked), checked
+    every = {"X", "Q", "K", "V", "scores", "scaled", "masked", "weights", "head_outputs"}
+    assert every <= set(checked), checked
     tokens = list(window.live.trace.tokens)
     weights = panel.view("weights")
     assert weights.axes.shown("left") == tokens  # the rows: every name whole
