@@ -6,7 +6,7 @@ import pytest
 import window_fixtures
 from test_layout import sized
 
-from attention_explorer.ui.heatmap_labels import ALL_LABELS_UP_TO, fitting_font
+from attention_explorer.ui.heatmap_labels import ALL_LABELS_UP_TO, MIN_POINTS, fitting_font
 
 window, dialogs = window_fixtures.window, window_fixtures.dialogs
 
@@ -40,7 +40,8 @@ def test_thirty_two_names_fit_a_view_of_ordinary_size(qtbot):
     labels = tuple(f"tok{i}" for i in range(ALL_LABELS_UP_TO))
     font = QFont()
     font.setPointSizeF(9.0)
-    down = fitting_font(labels, 300 / 32, across=False, base=font)
-    across = fitting_font(labels, 300 / 32, across=True, base=font)
-    assert down is not None and across is not None  # a 300 px map names all 32
+    down = fitting_font(labels, 320 / 32, across=False, base=font)
+    across = fitting_font(labels, 200 / 32, across=True, base=font)
+    assert down is not None and across is not None  # 320 px tall, 200 wide: all 32 named
+    assert down[0].pointSizeF() >= MIN_POINTS and across[0].pointSizeF() >= MIN_POINTS
     assert fitting_font(labels, 2.0, across=False, base=font) is None  # 2 px rows: too small

@@ -75,7 +75,7 @@ class HeatmapView(QFrame):
         self.graphics.setMinimumSize(220, 170)  # plus the title above it
         self.graphics.ci.setContentsMargins(2, 8, 2, 2)  # room for half the top row label
         plot = self.plot = self.graphics.addPlot()
-        self.axes = AllAxisLabels(plot, self.stage)
+        self.axes = AllAxisLabels(plot, self.stage, self.graphics)
         plot.setMenuEnabled(False)
         plot.hideButtons()
         plot.invertY(True)
@@ -146,6 +146,7 @@ class HeatmapView(QFrame):
             self._stack.setCurrentWidget(self.graphics)
             self.title_bar.show()
             rows, cols = trace.stage(self.stage, head).shape
+            self.axes.fit_height(rows)  # tall enough to name every row (up to 32)
             if self.zoom.shape != (rows, cols):
                 self.zoom.set_shape(rows, cols)  # a new size starts unzoomed (and draws)
             else:
@@ -296,14 +297,15 @@ class HeatmapView(QFrame):
         self.hidden_overlay.setVisible(bool(frame.hidden.any()))
 
     def _make_room(self, frame) -> None:
-        """Small matrices ask for a view wide enough for every number at the smallest font;
-        the stage panel gives them the room by putting fewer views side by side."""
+        """Small matrices ask for a view wide enough for every number at the smallest font,
+        up to 32 columns for one wide enough to name each column; the stage panel gives them
+        the room by putting fewer views side by side (when it lays them out afresh)."""
         cols = frame.image.shape[1]
-        need = 220
+        # Axis, colour bar and margins: widths that do not follow the view's width, so
+        # asking for room never feeds back into a new request.
+        around = int(self.plot.getAxis("left").width() + self.bar.width() + 40)
+        need = max(220, self.axes.wanted_map_width(frame) + around)  # every column named
         if frame.texts and cols <= ROOM_FOR_COLUMNS and self.prefs.show_values:
-            # Axis, colour bar and margins: widths that do not follow the view's width, so
-            # asking for room never feeds back into a new request.
-            around = self.plot.getAxis("left").width() + self.bar.width() + 40
             need = max(need, int(width_for_texts(frame.texts, cols) + around))
         if need != self._wanted_width:
             self._wanted_width = need

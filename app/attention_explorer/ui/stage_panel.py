@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtCore import QPoint, QRect, QSize, Qt, Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -28,60 +28,27 @@ from attention_explorer.stages import FOCUS_STAGE, panel_stages
 from attention_explorer.stages import stage as catalogue_stage
 from attention_explorer.ui.heatmap_view import HeatmapView
 from attention_explorer.ui.stage_keys import StageKeys
+from attention_explorer.ui.stage_rows import (
+    gathered_rows,
+    input_group,
+    lines_spanned,
+    pack_rows,
+    show_all_button,
+    toggle_texts,
+)
 
 #: Width one caption and its view need, in pixels; the panel fits 1 to 3 per row.
 PAIR_WIDTH = 330
 #: Width of the caption beside each view.
 CAPTION_WIDTH = 60
-#: The panel group that folds away (the inputs X … V); every other group stays in view.
-FOLDING_GROUP = "inputs"
-
 #: Cells a side shown around the cell the walkthrough points at when a view is shrunk.
 CELL_SPAN = 10
-
-
-def input_group() -> tuple[str, ...]:
-    """The stages of the foldable inputs group, in pipeline order (from the catalogue)."""
-    return panel_stages(FOLDING_GROUP)
 
 
 def step_caption(stage: str, trace) -> str:
     """The operation that produces ``stage`` from the view before it, e.g. "× 1/√4" (the
     catalogue's caption, filled in for ``trace``'s config; None: the plain caption)."""
     return stage_rules.caption(stage, trace)
-
-
-def hidden_stages(trace) -> tuple[str, ...]:
-    """The stages a panel leaves out for ``trace`` (each stage's ``when`` rule in the
-    catalogue: the inputs in direct mode, P and X + P with positions off, concat and output
-    for one head without W_O, output without W_O)."""
-    return stage_rules.hidden_stages(trace)
-
-
-def pack_rows(shown, need: dict[str, int], width: int) -> tuple[tuple[str, ...], ...]:
-    """Lines of views in pipeline order: the input group's views flow together, then the
-    views from the scores on; a new line when the next view's ``need`` (pixels) no longer
-    fits ``width``; at most three views per line.
-
-    Flowing (rather than one pipeline row per line) keeps the scores and the weights within
-    two lines of a narrow panel: scores, scaled | masked, weights.
-    """
-    lines: list[tuple[str, ...]] = []
-    order = panel_stages()
-    folding = input_group()
-    groups = ([s for s in order if s in folding], [s for s in order if s not in folding])
-    for group in groups:
-        line: list[str] = []
-        used = 0
-        for stage in (s for s in group if s in shown):
-            if line and (used + need[stage] > width or len(line) == 3):
-                lines.append(tuple(line))
-                line, used = [], 0
-            line.append(stage)
-            used += need[stage]
-        if line:
-            lines.append(tuple(line))
-    return tuple(lines)
 
 
 class StagePanel(QWidget):
@@ -101,15 +68,18 @@ class StagePanel(QWidget):
         self._captions: dict[str, QLabel] = {}
         self._hidden: frozenset[str] = frozenset()  # stages this computation does not have
         self._arrangement: tuple = ()  # (columns, lines of stage names) of the current layout
+        self._captionless = False  # the lines are a walkthrough step's views, alone
         self._inputs_choice: bool | None = None  # the learner's click on the toggle; None: auto
         self._inputs_forced = False  # the walkthrough or the keyboard points into the inputs
         self._latch = None  # (panel size, widths the views were laid out for, auto-open)
+        self._awaiting = False  # another session: latch nothing until its trace arrives
         self._zoomed: set[str] = set()  # views whose width request followed a zoom
+        self._gathered: tuple[str, ...] = ()  # a walkthrough step's views, alone; (): all
         self._build()
         self.keys = StageKeys(self)
         live_trace.updated.connect(self._on_trace_updated)
         session.events.selected_head.connect(self._on_selected_head_changed)
-        session.events.name.connect(self.relayout)  # another session: lay it out afresh
+        session.events.name.connect(self.new_session)
         prefs.events.show_values.connect(self.relayout)  # numbers on or off need other widths
         if live_trace.trace is not None:
             self._on_trace_updated(live_trace.trace)
@@ -132,8 +102,10 @@ class StagePanel(QWidget):
         self._column = QVBoxLayout(inner)
         self._column.setContentsMargins(2, 2, 2, 2)
         self._column.setSpacing(4)
+        self.show_all_button = show_all_button(lambda: self.gather(()))
         top = QHBoxLayout()
         top.addWidget(self.inputs_toggle)
+        top.addWidget(self.show_all_button)
         top.addWidget(self.header, 1)
         self._column.addLayout(top)
         for name in panel_stages():
@@ -177,6 +149,10 @@ class StagePanel(QWidget):
         self._latch = None
         self._reflow()
 
+    def new_session(self, *_args) -> None:
+        """Another session: laid out afresh once its trace arrives (until then: the old one)."""
+        self._latch, self._awaiting = None, True
+
     def _needs(self, computed, width: int) -> dict[str, int]:
         """The width each view is laid out for, latched: read from the views when the panel's
         size changes (or on :meth:`relayout`), then kept while the numbers, tokens or heads
@@ -185,18 +161,19 @@ class StagePanel(QWidget):
         if self._latch is None or self._latch[0] != size:
             self._latch = (size, {}, None)  # (size, needs, inputs open by themselves)
         needs = self._latch[1]
+        for name in computed:  # a request counts once the view has drawn (reading .frame
+            view = self._views[name]  # draws it), placed in the panel, shown or not yet
+            drawn = not self._awaiting and view.frame is not None
+            if name not in needs and drawn and not view.isHidden():
+                needs[name] = max(PAIR_WIDTH, view.wanted_width() + CAPTION_WIDTH)
         views = self._views
         asked = {s: max(PAIR_WIDTH, views[s].wanted_width() + CAPTION_WIDTH) for s in computed}
-        for name in computed:  # a view's request counts once it has drawn on screen
-            view = self._views[name]
-            if name not in needs and view.frame is not None and view.isVisible():
-                needs[name] = asked[name]
         return {s: needs.get(s, asked[s]) for s in computed}
 
     def _inputs_shown(self, input_lines: int, rest) -> bool:
         """Open or folded: the walkthrough's or the learner's choice, else what fits (decided
         with the layout, not again on every edit)."""
-        if self._inputs_forced:
+        if self._inputs_forced or any(s in input_group() for s in self._gathered):
             return True
         if self._inputs_choice is not None:
             return self._inputs_choice
@@ -215,21 +192,26 @@ class StagePanel(QWidget):
         computed = tuple(s for s in self._views if s not in self._hidden)
         need = self._needs(computed, width)
         folding = input_group()
-        lines = pack_rows(computed, need, width)
-        input_lines = tuple(line for line in lines if line[0] in folding)
-        rest = tuple(line for line in lines if line[0] not in folding)
-        is_open = self._inputs_shown(len(input_lines), rest)
+        gathered = tuple(s for s in self._gathered if s in computed)
+        if gathered:  # a walkthrough step's views alone, side by side where they fit
+            rows, is_open = gathered_rows(gathered, width), any(s in folding for s in gathered)
+        else:
+            lines = pack_rows(computed, need, width)
+            input_lines = tuple(line for line in lines if line[0] in folding)
+            rest = tuple(line for line in lines if line[0] not in folding)
+            is_open = self._inputs_shown(len(input_lines), rest)
+            rows = (input_lines if is_open else ()) + rest
         self._update_toggle(tuple(s for s in computed if s in folding), is_open)
-        rows = (input_lines if is_open else ()) + rest
         widest = max(220, width - CAPTION_WIDTH - 8)  # never wider than the panel
         for name in computed:
-            view = self._views[name]
             least = min(need[name] - CAPTION_WIDTH, widest)
-            if view.minimumWidth() != least:
-                view.setMinimumWidth(least)
+            line = next((r for r in rows if name in r), ()) if gathered else ()
+            least = max(220, min(least, width // len(line) - 10)) if line else least
+            if self._views[name].minimumWidth() != least:
+                self._views[name].setMinimumWidth(least)
         columns = max((len(r) for r in rows), default=1)
-        if (columns, rows) != self._arrangement:
-            self._arrangement = (columns, rows)
+        if (columns, rows, bool(gathered)) != (*self._arrangement, self._captionless):
+            self._arrangement, self._captionless = (columns, rows), bool(gathered)
             self._place(rows)
 
     def _place(self, rows) -> None:
@@ -246,27 +228,23 @@ class StagePanel(QWidget):
                 line.addWidget(self._views[name], 1)
             self._column.addLayout(line, 1)
         shown = {s for line in rows for s in line}
-        for name in self._views:
-            self._captions[name].setVisible(name in shown)
+        for name in self._views:  # a step's views alone: the pipeline's captions do not apply
+            self._captions[name].setVisible(name in shown and not self._captionless)
             self._views[name].setVisible(name in shown)
 
     def _update_toggle(self, inputs: tuple[str, ...], is_open: bool) -> None:
-        listed = ", ".join(catalogue_stage(s).short_name for s in inputs)
         self.inputs_toggle.setVisible(bool(inputs))
         self.inputs_toggle.setChecked(is_open)
         arrow = Qt.ArrowType.DownArrow if is_open else Qt.ArrowType.RightArrow
         self.inputs_toggle.setArrowType(arrow)
-        self.inputs_toggle.setText(f"Inputs: {listed}" + ("" if is_open else " (folded)"))
-        self.inputs_toggle.setToolTip(
-            ("Fold" if is_open else "Show")
-            + f" the input views ({listed}). They fold by themselves when the panel is too"
-            " short to show them with the scores and the weights; Ctrl+[ and Ctrl+] step"
-            " through every stage."
-        )
+        text, tip = toggle_texts(tuple(catalogue_stage(s).short_name for s in inputs), is_open)
+        self.inputs_toggle.setText(text)
+        self.inputs_toggle.setToolTip(tip)
 
     def _on_inputs_toggled(self, checked: bool) -> None:
         self._inputs_choice = bool(checked)
         self._inputs_forced = False
+        self._gathered = ()
         self.relayout()
         self._scroll.verticalScrollBar().setValue(0)  # the toggle is at the top: stay there
 
@@ -333,6 +311,31 @@ class StagePanel(QWidget):
             self._scroll.widget().layout().activate()
             self._scroll.ensureWidgetVisible(self._views[stage], 0, 0)
 
+    def gather(self, stages) -> None:
+        """Lay out only the views of ``stages`` (a walkthrough step's operands that cannot all
+        be on screen in the full layout), the inputs group open when one of them is an input;
+        () shows every view again. The learner can go back with "Show every view"."""
+        stages = tuple(stages)
+        if stages != self._gathered:
+            self._gathered = stages
+            self.show_all_button.setVisible(bool(stages))
+            self._reflow()
+
+    def gathered(self) -> tuple[str, ...]:
+        """The stages laid out alone for a walkthrough step; () while every view is."""
+        return self._gathered
+
+    def lines_needed(self, stages) -> tuple[int, int]:
+        """(lines, pixels): how many lines of the full layout, inputs open, hold ``stages``
+        from the first to the last, and the least height those lines take."""
+        width = self.width() - self._scroll.verticalScrollBar().sizeHint().width()
+        computed = self.shown_stages()
+        lines = pack_rows(computed, self._needs(computed, width), width)
+        first, count = lines_spanned(lines, stages)
+        spacing = self._column.spacing()
+        tallest = [max(self._views[s].minimumSizeHint().height() for s in line) for line in lines]
+        return count, sum(tallest[first : first + count]) + count * spacing
+
     def inputs_open(self) -> bool:
         """True when the input views (X … V) are shown, False while they are folded away."""
         return self.inputs_toggle.isChecked()
@@ -340,8 +343,6 @@ class StagePanel(QWidget):
     def visible_rect(self, stage: str):
         """The part of the view of ``stage`` inside the scroll area's viewport (viewport
         coordinates); empty when the view is hidden or scrolled out of sight."""
-        from PySide6.QtCore import QPoint, QRect
-
         view, viewport = self._views[stage], self._scroll.viewport()
         if not view.isVisibleTo(self):
             return QRect()
@@ -372,8 +373,9 @@ class StagePanel(QWidget):
 
     # -- updates ----------------------------------------------------------------------------
     def _on_trace_updated(self, trace) -> None:
+        self._awaiting = False
         head = self.session.selected_head
-        hidden = frozenset(hidden_stages(trace))
+        hidden = frozenset(stage_rules.hidden_stages(trace))  # each stage's `when` rule
         self._hidden = hidden  # laid out by the one _reflow() below
         for stage, view in self._views.items():
             if stage in hidden:

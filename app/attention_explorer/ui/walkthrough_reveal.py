@@ -1,11 +1,12 @@
 """Bring a walkthrough step's operands on screen: the cells of the stage views it reads.
 
-The step's own (framed) view is always wholly in sight; then, as many as fit beside it, the
-cells it reads: at "Scores: q · k" the q row of Q and the k row of K (in the inputs group,
-which folds on short windows, and opens for them), at the weighted sum the weights and V.
-Where they do not fit (1366x768), the q · k pair view beside the narration shows q and k.
-Works from outside the stage panel, through its
-public API: ``bring_into_view`` (which opens the inputs group for an input stage), ``view``,
+The step's own (framed) view is always wholly in sight; then the cells it reads: at
+"Scores: q · k" the q row of Q and the k row of K (in the inputs group, which folds on short
+windows, and opens for them), at the weighted sum the weights and V. When the full layout
+cannot hold them all on screen (at 1366x768 V sits lines above the weights), the panel lays
+out the step's views alone until the next step ("Show every view" brings the rest back).
+Works from outside the stage panel, through its public API: ``bring_into_view`` (which opens
+the inputs group for an input stage), ``gather``, ``lines_needed``, ``view``,
 ``shown_stages`` and ``scroll_area``.
 """
 
@@ -49,11 +50,31 @@ def cells_rect(panel, stage: str, cells) -> QRect:
     return rect if whole.contains(rect.center()) else whole
 
 
-def reveal(panel, wanted) -> tuple[str, ...]:
-    """Open the inputs group when an operand is an input, then scroll so that as many of the
-    ``(stage, cells)`` operands as fit are in the viewport, in the order given. Returns the
-    stages brought on screen."""
+def together(step) -> tuple[str, ...]:
+    """A step's views in the order its arithmetic reads them: the stages it reads, in the
+    step's order, then its own (weights, V, output; Q, K, scores)."""
+    if step is None or step.stage is None:
+        return ()
+    return (*(s for s, cells in step.related if cells and s != step.stage), step.stage)
+
+
+def gather_if_needed(panel, stages) -> None:
+    """Lay out ``stages`` alone when the lines of the full layout that hold them are taller
+    than the viewport (weights, V and the output at 1366x768: V is lines above the weights);
+    else (and for a single stage) every view."""
+    stages = tuple(s for s in stages if s in panel.shown_stages())
+    _, pixels = panel.lines_needed(stages)
+    too_tall = pixels > panel.scroll_area().viewport().height()
+    panel.gather(stages if len(stages) > 1 and too_tall else ())
+
+
+def reveal(panel, wanted, order=()) -> tuple[str, ...]:
+    """Open the inputs group when an operand is an input, lay the operands out alone (in
+    ``order``, else as given) when the full layout cannot hold them all on screen, then
+    scroll so that as many of the ``(stage, cells)`` operands as fit are in the viewport, in
+    the order given. Returns the stages brought on screen."""
     wanted = tuple((s, c) for s, c in wanted if s in panel.shown_stages())
+    gather_if_needed(panel, order or tuple(s for s, _ in wanted))
     if not wanted:
         return ()
     first_input = next((s for s, _ in wanted if s in INPUTS), None)

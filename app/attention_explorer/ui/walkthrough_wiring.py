@@ -7,7 +7,7 @@ from __future__ import annotations
 from PySide6.QtCore import QTimer
 
 from attention_explorer.ui.dot_product_view import DotProductView
-from attention_explorer.ui.walkthrough_reveal import operands, reveal
+from attention_explorer.ui.walkthrough_reveal import operands, reveal, together
 from attention_explorer.ui.walkthrough_sum_view import WeightedSumView
 
 
@@ -32,13 +32,15 @@ def connect_walkthrough(window) -> None:
     def reveal_current() -> None:
         step = walk.current()
         if step is not None:
-            reveal(window.stages, operands(step))
+            reveal(window.stages, operands(step), together(step))
 
     def on_step(step) -> None:
-        if step is not None and not operands(step):  # "About this example": from the top
+        if step is None or not operands(step):  # every view again; "About": from the top
+            window.stages.gather(())
+        if step is not None and not operands(step):
             window.stages.scroll_area().verticalScrollBar().setValue(0)
         elif step is not None:
-            reveal(window.stages, operands(step))
+            reveal(window.stages, operands(step), together(step))
             # Again once the views have taken their new sizes (a reflow may follow the step).
             QTimer.singleShot(0, window.stages, reveal_current)
 
