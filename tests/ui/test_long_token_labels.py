@@ -4,6 +4,8 @@ column scrolls), columns a shortened name each, staggered over up to six lines."
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import window_fixtures
 from PySide6.QtGui import QFontMetricsF
@@ -90,3 +92,25 @@ def test_growing_to_32_tokens_keeps_the_layout_and_names_every_token(window, qtb
         panel.scroll_area().ensureWidgetVisible(view)
         qtbot.waitUntil(lambda v=view: len(v.axes.shown("left")) == n, timeout=5000)
         _check_view(view)
+
+
+def test_a_new_document_with_the_same_name_is_laid_out_afresh(window, qtbot):
+    """Opening a file is a new document even when its session has the open one's name (a
+    32-token file saved from the starter): its views are laid out for it, as a session of
+    another name would be, not kept in the starter's 4-token lines."""
+    sized(window, qtbot, 1600, 1000)
+    panel = window.stages
+    grown = resize.set_token_count(starter_session(), ALL_LABELS_UP_TO)
+    renamed = dataclasses.replace(grown, name="A session of another name")
+
+    def open_and_read(data):
+        window.document.replace(starter_session())
+        qtbot.waitUntil(lambda: window.live.trace.n_queries == 4, timeout=10000)
+        qtbot.wait(50)
+        window.document.replace(data)
+        qtbot.waitUntil(lambda: window.live.trace.n_queries == ALL_LABELS_UP_TO, timeout=10000)
+        qtbot.wait(200)  # the views draw, then the panel lays them out
+        return panel.columns(), panel._arrangement[1]
+
+    assert grown.name == starter_session().name
+    assert open_and_read(grown) == open_and_read(renamed)

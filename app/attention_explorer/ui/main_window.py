@@ -186,6 +186,7 @@ class MainWindow(QMainWindow):
         self.document.title_changed.connect(self.setWindowTitle)
         self.document.error.connect(self.show_error)
         self.document.replaced.connect(self.walkthrough.new_document)
+        self.document.replaced.connect(self.stages.new_session)  # laid out afresh, same name or not
         self.controls.message.connect(self.status.show_input_error)
         self.matrices.input_error.connect(self.status.show_input_error)
         self.banner.try_requested.connect(self.apply_experiment)
