@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 import pytest
 
+from attention_explorer.engine.block_runner import ONE_BLOCK_ELEMENTS, full_trace_rows
 from attention_explorer.engine.row_blocks import (
     FULL_BLOCK_ELEMENTS,
     ROW_BLOCK_ELEMENTS,
@@ -20,6 +21,7 @@ from attention_explorer.session.starter import starter_session
 
 compute_module = importlib.import_module("attention_explorer.engine.compute")
 row_blocks = importlib.import_module("attention_explorer.engine.row_blocks")
+block_runner = importlib.import_module("attention_explorer.engine.block_runner")
 
 
 @pytest.fixture
@@ -36,6 +38,7 @@ def threads_seen(monkeypatch):
     monkeypatch.setattr(compute_module, "usable_cores", lambda: 3)
     monkeypatch.setattr(row_blocks, "ROW_BLOCK_ELEMENTS", 2 * 8 * 40)  # 2 heads x 8 rows
     monkeypatch.setattr(row_blocks, "FULL_BLOCK_ELEMENTS", 2 * 8 * 40)
+    monkeypatch.setattr(block_runner, "ONE_BLOCK_ELEMENTS", 0)  # no pass is small
     return seen
 
 
@@ -86,3 +89,25 @@ def test_full_trace_blocks_give_every_thread_one_within_bounds():
     assert full_block_elements(8 * 4096 * 4096, 2) == FULL_BLOCK_ELEMENTS
     assert full_block_elements(1000, 16) == ROW_BLOCK_ELEMENTS
     assert full_block_elements(8 * 256 * 256, 1) == 8 * 256 * 256
+
+
+def test_a_small_full_trace_is_one_block_on_the_calling_thread(monkeypatch):
+    seen: set[str] = set()
+    real = compute_module.attend_rows
+
+    def recording(*args, **kwargs):
+        seen.add(threading.current_thread().name)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(compute_module, "attend_rows", recording)
+    monkeypatch.setattr(compute_module, "usable_cores", lambda: 3)
+    compute_session(_data(n=512, heads=2))  # 2 x 512 x 512 cells: several blocks before
+    assert seen == {threading.current_thread().name}
+
+
+def test_full_trace_rows_are_one_block_up_to_the_limit_then_one_block_a_thread_at_least():
+    assert full_trace_rows(8, 256, 256, 2) == 256
+    assert full_trace_rows(8, 1024, 1024, 2) == 1024  # 8M cells: the limit itself
+    assert 8 * 1024 * 1024 == ONE_BLOCK_ELEMENTS
+    assert full_trace_rows(8, 2048, 2048, 2) == FULL_BLOCK_ELEMENTS // (8 * 2048)
+    assert full_trace_rows(8, 4096, 4096, 2) == FULL_BLOCK_ELEMENTS // (8 * 4096)
