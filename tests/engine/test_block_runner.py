@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 import pytest
 
+from attention_explorer.engine.backend import ArrayLib, Backend
 from attention_explorer.engine.block_runner import ONE_BLOCK_ELEMENTS, full_trace_rows
 from attention_explorer.engine.row_blocks import (
     FULL_BLOCK_ELEMENTS,
@@ -39,6 +40,7 @@ def threads_seen(monkeypatch):
     monkeypatch.setattr(row_blocks, "ROW_BLOCK_ELEMENTS", 2 * 8 * 40)  # 2 heads x 8 rows
     monkeypatch.setattr(row_blocks, "FULL_BLOCK_ELEMENTS", 2 * 8 * 40)
     monkeypatch.setattr(block_runner, "ONE_BLOCK_ELEMENTS", 0)  # no pass is small
+    monkeypatch.setattr(block_runner, "whole_chunks", lambda lib: False)  # torch too in blocks
     return seen
 
 
@@ -106,8 +108,37 @@ def test_a_small_full_trace_is_one_block_on_the_calling_thread(monkeypatch):
 
 
 def test_full_trace_rows_are_one_block_up_to_the_limit_then_one_block_a_thread_at_least():
-    assert full_trace_rows(8, 256, 256, 2) == 256
-    assert full_trace_rows(8, 1024, 1024, 2) == 1024  # 8M cells: the limit itself
+    lib = ArrayLib(Backend("numpy"))
+    assert full_trace_rows(lib, 8, 256, 256, 2) == 256
+    assert full_trace_rows(lib, 8, 1024, 1024, 2) == 1024  # 8M cells: the limit itself
     assert 8 * 1024 * 1024 == ONE_BLOCK_ELEMENTS
-    assert full_trace_rows(8, 2048, 2048, 2) == FULL_BLOCK_ELEMENTS // (8 * 2048)
-    assert full_trace_rows(8, 4096, 4096, 2) == FULL_BLOCK_ELEMENTS // (8 * 4096)
+    assert full_trace_rows(lib, 8, 2048, 2048, 2) == FULL_BLOCK_ELEMENTS // (8 * 2048)
+    assert full_trace_rows(lib, 8, 4096, 4096, 2) == FULL_BLOCK_ELEMENTS // (8 * 4096)
+
+
+def test_torch_on_the_cpu_runs_a_full_trace_chunk_whole_on_the_calling_thread(monkeypatch):
+    pytest.importorskip("torch")
+    seen: list[tuple[str, int]] = []  # (thread, query rows) of each block
+    real = compute_module.attend_rows
+
+    def recording(lib, config, q, *args, **kwargs):
+        seen.append((threading.current_thread().name, int(q.shape[1])))
+        return real(lib, config, q, *args, **kwargs)
+
+    monkeypatch.setattr(compute_module, "attend_rows", recording)
+    monkeypatch.setattr(compute_module, "usable_cores", lambda: 3)
+    monkeypatch.setattr(block_runner, "ONE_BLOCK_ELEMENTS", 0)  # however large the chunk
+    monkeypatch.setattr(row_blocks, "ROW_BLOCK_ELEMENTS", 2 * 8 * 40)
+    monkeypatch.setattr(row_blocks, "FULL_BLOCK_ELEMENTS", 2 * 8 * 40)
+    data = _data()
+    whole = compute_session(data, "torch")
+    assert seen == [(threading.current_thread().name, 40)]
+    monkeypatch.setattr(block_runner, "whole_chunks", lambda lib: False)
+    blocked = compute_session(data, "torch")  # in blocks on three threads
+    assert len({thread for thread, _ in seen}) == 3 and all(rows < 40 for _, rows in seen[1:])
+    for name, value in whole.stages.items():
+        if value is not None:
+            scale = float(np.max(np.abs(value[np.isfinite(value)]), initial=1.0))
+            np.testing.assert_allclose(
+                blocked[name], value, rtol=1e-5, atol=1e-6 * scale, err_msg=name
+            )

@@ -39,14 +39,24 @@ from attention_explorer.engine.row_blocks import RowBuffers, full_block_elements
 ONE_BLOCK_ELEMENTS = 8 * 1024 * 1024
 
 
-def full_trace_rows(heads: int, n: int, m: int, threads: int) -> int:
+def full_trace_rows(lib, heads: int, n: int, m: int, threads: int) -> int:
     """Query rows per block of a full trace's chunk of ``heads`` heads: all ``n`` for a chunk
-    of at most :data:`ONE_BLOCK_ELEMENTS` cells, else blocks that give each of ``threads``
-    threads at least one (:func:`~.row_blocks.full_block_elements`)."""
+    of at most :data:`ONE_BLOCK_ELEMENTS` cells, and always on torch's cpu (see
+    :func:`whole_chunks`), else blocks that give each of ``threads`` threads at least one
+    (:func:`~.row_blocks.full_block_elements`)."""
     cells = heads * n * m
-    if cells <= ONE_BLOCK_ELEMENTS:
+    if cells <= ONE_BLOCK_ELEMENTS or whole_chunks(lib):
         return n
     return row_block(heads, n, m, full_block_elements(cells, threads))
+
+
+def whole_chunks(lib) -> bool:
+    """True for torch on the cpu: a full trace's chunks run whole there, every torch thread
+    helping (torch's own ops use every core, as a hand-written pass does). In blocks, each
+    block's stages would be made, then copied into the kept arrays: at n = 4096 that is
+    2 GiB copied a pass (1.20 against the reference on a quiet 2-core machine). Whole, the
+    stages are the kept arrays themselves, and the chunk makes no more than they hold."""
+    return lib.backend.name == "torch" and lib.backend.device == "cpu"
 
 
 def usable_cores() -> int:

@@ -249,7 +249,9 @@ def _attend(lib: ArrayLib, config, qkv, allowed_np, any_fully_masked, plan: _Pla
         v = V[chunk] if V is not None else None  # [c, m, d_v]
         c = len(chunk_heads)
         per_block = (
-            row_block(c, n, m) if plan.preview is not None else full_trace_rows(c, n, m, threads)
+            row_block(c, n, m)
+            if plan.preview is not None
+            else full_trace_rows(lib, c, n, m, threads)
         )
         block = sink.start_chunk(chunk_heads, per_block)
         outs = runner.run(partial(rows, q, k, v), sink, len(chunk_heads), n, block)
