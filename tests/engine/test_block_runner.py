@@ -142,3 +142,25 @@ def test_torch_on_the_cpu_runs_a_full_trace_chunk_whole_on_the_calling_thread(mo
             np.testing.assert_allclose(
                 blocked[name], value, rtol=1e-5, atol=1e-6 * scale, err_msg=name
             )
+
+
+def test_torch_on_the_cpu_keeps_a_chunk_of_heads_not_kept_within_the_chunk_bound(monkeypatch):
+    pytest.importorskip("torch")
+    rows_seen: list[int] = []
+    real = compute_module.attend_rows
+
+    def recording(lib, config, q, *args, **kwargs):
+        rows_seen.append(int(q.shape[1]))
+        return real(lib, config, q, *args, **kwargs)
+
+    monkeypatch.setattr(compute_module, "attend_rows", recording)
+    monkeypatch.setattr(block_runner, "ONE_BLOCK_ELEMENTS", 0)
+    monkeypatch.setattr(block_runner, "CHUNK_ELEMENTS", 2 * 40 * 40 - 1)  # just under a chunk
+    monkeypatch.setattr(row_blocks, "ROW_BLOCK_ELEMENTS", 2 * 8 * 40)
+    monkeypatch.setattr(row_blocks, "FULL_BLOCK_ELEMENTS", 2 * 8 * 40)
+    data = _data()
+    compute_session(data, "torch", heads=[0])  # head 1 only for concat and output: blocks
+    assert len(rows_seen) > 1 and max(rows_seen) < 40
+    rows_seen.clear()
+    compute_session(data, "torch")  # every head kept: whole
+    assert rows_seen == [40]

@@ -26,7 +26,12 @@ from collections.abc import Callable
 import numpy as np
 
 from attention_explorer.engine.blas_threads import one_blas_thread
-from attention_explorer.engine.row_blocks import RowBuffers, full_block_elements, row_block
+from attention_explorer.engine.row_blocks import (
+    CHUNK_ELEMENTS,
+    RowBuffers,
+    full_block_elements,
+    row_block,
+)
 
 #: A full trace's chunk of heads with at most this many score cells (32 MiB a float32 stage)
 #: runs as one block: whole arrays on the calling thread, every BLAS (and torch) thread
@@ -39,13 +44,16 @@ from attention_explorer.engine.row_blocks import RowBuffers, full_block_elements
 ONE_BLOCK_ELEMENTS = 8 * 1024 * 1024
 
 
-def full_trace_rows(lib, heads: int, n: int, m: int, threads: int) -> int:
+def full_trace_rows(lib, heads: int, n: int, m: int, threads: int, kept: bool = True) -> int:
     """Query rows per block of a full trace's chunk of ``heads`` heads: all ``n`` for a chunk
-    of at most :data:`ONE_BLOCK_ELEMENTS` cells, and always on torch's cpu (see
-    :func:`whole_chunks`), else blocks that give each of ``threads`` threads at least one
+    of at most :data:`ONE_BLOCK_ELEMENTS` cells, and on torch's cpu (:func:`whole_chunks`)
+    for a chunk whose heads are all ``kept`` or of at most :data:`~.row_blocks.CHUNK_ELEMENTS`
+    cells; else blocks that give each of ``threads`` threads at least one
     (:func:`~.row_blocks.full_block_elements`)."""
     cells = heads * n * m
-    if cells <= ONE_BLOCK_ELEMENTS or whole_chunks(lib):
+    if cells <= ONE_BLOCK_ELEMENTS:
+        return n
+    if whole_chunks(lib) and (kept or cells <= CHUNK_ELEMENTS):
         return n
     return row_block(heads, n, m, full_block_elements(cells, threads))
 
@@ -55,7 +63,8 @@ def whole_chunks(lib) -> bool:
     helping (torch's own ops use every core, as a hand-written pass does). In blocks, each
     block's stages would be made, then copied into the kept arrays: at n = 4096 that is
     2 GiB copied a pass (1.20 against the reference on a quiet 2-core machine). Whole, the
-    stages are the kept arrays themselves, and the chunk makes no more than they hold."""
+    stages are the kept arrays themselves. A chunk of heads that are not kept (computed for
+    the output only) stays within the memory bound of a chunk: its stages are temporaries."""
     return lib.backend.name == "torch" and lib.backend.device == "cpu"
 
 

@@ -248,11 +248,11 @@ def _attend(lib: ArrayLib, config, qkv, allowed_np, any_fully_masked, plan: _Pla
         q, k = Q[chunk], K[chunk]  # [c, n, d_k], [c, m, d_k]
         v = V[chunk] if V is not None else None  # [c, m, d_v]
         c = len(chunk_heads)
-        per_block = (
-            row_block(c, n, m)
-            if plan.preview is not None
-            else full_trace_rows(lib, c, n, m, threads)
-        )
+        if plan.preview is not None:
+            per_block = row_block(c, n, m)
+        else:  # the chunk's stages are kept, or temporaries
+            kept = all(head in plan.selected for head in chunk_heads)
+            per_block = full_trace_rows(lib, c, n, m, threads, kept)
         block = sink.start_chunk(chunk_heads, per_block)
         outs = runner.run(partial(rows, q, k, v), sink, len(chunk_heads), n, block)
         head_out = _joined_rows(lib, outs)  # [c, n, d_v] or None
