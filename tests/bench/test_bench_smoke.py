@@ -31,6 +31,7 @@ def test_quick_run_prints_a_table(capsys):
         assert float(cells[8]) < 1e-4  # max|diff| between engine and reference results
     assert "numpy" in out and "ratio" in out
     assert lines[-1].startswith("calibration: python ")  # the machine, beside the table
+    assert re.search(r"; load (\d+\.\d\d ){3}on \d+ cores$", lines[-1])  # and how busy
 
 
 def test_reference_computes_what_the_engine_computes():

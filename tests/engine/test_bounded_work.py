@@ -60,6 +60,20 @@ def test_budget_refusal_says_what_fits_and_that_does_fit():
         check_budget(config, fits * 2, fits * 2, available=free)
 
 
+def test_budget_reads_the_free_memory_only_for_a_trace_that_is_not_small(monkeypatch):
+    from attention_explorer.engine import budget
+
+    read = []
+    monkeypatch.setattr(budget, "available_memory", lambda: read.append(1) or 2**20)  # 1 MiB
+    config = AttentionConfig(heads=8, d_k=64, d_model=512)
+    assert budget.trace_bytes(config, 256, 256, 8) <= budget.SMALL_TRACE_BYTES
+    budget.check_budget(config, 256, 256)  # small: not checked against the 1 MiB
+    assert read == []
+    with pytest.raises(AttentionInputError, match="more than the"):
+        budget.check_budget(config, 2048, 2048)
+    assert read == [1]
+
+
 def test_compute_sized_files_pass_the_budget_on_a_small_machine():
     from attention_explorer.engine.budget import check_budget
 

@@ -12,6 +12,8 @@ from attention_explorer.session.starter import starter_session
 
 # the module that decides the row blocks
 compute_module = importlib.import_module("attention_explorer.engine.row_blocks")
+# ... and the one that runs a small full trace as one block
+block_runner = importlib.import_module("attention_explorer.engine.block_runner")
 
 
 def _data(n: int, heads: int, normalizer: str = "softmax", mask: str = "causal"):
@@ -22,6 +24,7 @@ def _data(n: int, heads: int, normalizer: str = "softmax", mask: str = "causal")
 
 def _pass(monkeypatch, data, elements: int, **options):
     monkeypatch.setattr(compute_module, "ROW_BLOCK_ELEMENTS", elements)
+    monkeypatch.setattr(block_runner, "ONE_BLOCK_ELEMENTS", elements)
     return compute_session(data, **options)
 
 

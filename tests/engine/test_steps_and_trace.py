@@ -103,6 +103,20 @@ def test_overflow_is_an_exception_from_the_steps():
 
 
 @pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_all_finite_sees_nan_and_either_infinity_anywhere(backend):
+    if backend == "torch":
+        pytest.importorskip("torch")
+    lib = ArrayLib(Backend(backend), "float32")
+    finite = np.full((2, 3, 4), 3e38)  # near float32's largest: a float32 sum overflows
+    assert steps.all_finite(lib.xp, lib.asarray(finite), lib.asarray(-finite))
+    assert steps.all_finite(lib.xp, lib.asarray(np.zeros((0, 4))))  # nothing to test
+    for bad in (np.nan, np.inf, -np.inf):
+        values = finite.copy()
+        values[1, 2, 3] = bad
+        assert not steps.all_finite(lib.xp, lib.asarray(finite), lib.asarray(values)), bad
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
 @pytest.mark.parametrize("normalizer", ["softmax", "sparsemax", "sigmoid"])
 def test_masking_in_place_when_scaled_is_not_kept_gives_the_same_weights(backend, normalizer):
     if backend == "torch":

@@ -21,13 +21,15 @@ A second set of rows times "one head, weights only" (``compute(..., heads=[0],
 stages={"weights"})``) at the largest n against a reference computing just that head's
 weights; the goal there is under 100 ms on torch cpu. The goal everywhere is engine /
 reference <= 1.2. Timings are printed, never asserted. The last line calibrates the machine
-(:mod:`attention_explorer.calibration`): compare runs on different machines by it.
+(:mod:`attention_explorer.calibration`): compare runs on different machines by it; it ends
+with the load averages, since other programs running beside the benchmark slow it unevenly.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import os
 import statistics
 import sys
 import time
@@ -361,8 +363,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         row = measure(one_head_n, backend, args.quick, one_head=True, memory=not args.no_memory)
         rows.append(format_row(row))
     print(format_table(rows))
-    print(calibration_line())  # runs on other machines compare by it
+    print(f"{calibration_line()}; {load_text()}")  # runs on other machines compare by it
     return 0
+
+
+def load_text() -> str:
+    """The load averages now (1, 5 and 15 minutes) and the cores: a table taken on a busy
+    machine says so (e.g. ``load 0.4 0.3 0.2 on 2 cores``)."""
+    cores = os.cpu_count() or 1
+    try:
+        one, five, fifteen = os.getloadavg()
+    except (AttributeError, OSError):  # not on this system
+        return f"load unknown on {cores} cores"
+    return f"load {one:.2f} {five:.2f} {fifteen:.2f} on {cores} cores"
 
 
 if __name__ == "__main__":

@@ -98,7 +98,8 @@ class ArrayLib:
                 raise AttentionInputError("dtype", "Apple's mps device has no float64; use float32")
             try:
                 self.device = torch.device(backend.device)
-                torch.empty(0, device=self.device)
+                if self.device.type != "cpu":  # the cpu is always there: no probe
+                    torch.empty(0, device=self.device)
             except Exception as exc:
                 raise AttentionInputError(
                     "device", f"torch cannot use device {backend.device!r} here ({exc})"

@@ -9,7 +9,9 @@ range of blocks with its own scratch arrays, and writes its rows where they belo
 sinks' rows never overlap).
 
 - A full trace (exports, ``ae.compute``, the command line) has the machine to itself: its
-  blocks go to as many threads as there are usable cores.
+  blocks go to as many threads as there are usable cores. A small one (a chunk of at most
+  :data:`ONE_BLOCK_ELEMENTS` score cells, n <= 1024 with 8 heads) runs as one block instead
+  (:func:`full_trace_rows`).
 - A previewed pass (the window's worker, while the GUI thread paints) stays on one thread:
   there, two threads measured slower (72 vs 61 ms a pass at n = 4096 on 2 busy cores).
 - A chunk in one block runs its steps as whole arrays, with every BLAS thread.
@@ -24,7 +26,46 @@ from collections.abc import Callable
 import numpy as np
 
 from attention_explorer.engine.blas_threads import one_blas_thread
-from attention_explorer.engine.row_blocks import RowBuffers
+from attention_explorer.engine.row_blocks import (
+    CHUNK_ELEMENTS,
+    RowBuffers,
+    full_block_elements,
+    row_block,
+)
+
+#: A full trace's chunk of heads with at most this many score cells (32 MiB a float32 stage)
+#: runs as one block: whole arrays on the calling thread, every BLAS (and torch) thread
+#: helping, as a hand-written pass runs. Below this, the block threads cost more than the
+#: second core gives back: limiting BLAS (threadpoolctl scans the loaded libraries, about
+#: 1 ms), starting threads, per-block steps and, on torch, copying each block's stages into
+#: the kept arrays (on a quiet 2-core machine n = 256 took 12.0 ms on numpy against 8.98 for
+#: the hand-written reference, and 10.3 against 3.42 on torch's cpu; n = 1024 82.6 against
+#: 67.8 and 81.8 against 57.7).
+ONE_BLOCK_ELEMENTS = 8 * 1024 * 1024
+
+
+def full_trace_rows(lib, heads: int, n: int, m: int, threads: int, kept: bool = True) -> int:
+    """Query rows per block of a full trace's chunk of ``heads`` heads: all ``n`` for a chunk
+    of at most :data:`ONE_BLOCK_ELEMENTS` cells, and on torch's cpu (:func:`whole_chunks`)
+    for a chunk whose heads are all ``kept`` or of at most :data:`~.row_blocks.CHUNK_ELEMENTS`
+    cells; else blocks that give each of ``threads`` threads at least one
+    (:func:`~.row_blocks.full_block_elements`)."""
+    cells = heads * n * m
+    if cells <= ONE_BLOCK_ELEMENTS:
+        return n
+    if whole_chunks(lib) and (kept or cells <= CHUNK_ELEMENTS):
+        return n
+    return row_block(heads, n, m, full_block_elements(cells, threads))
+
+
+def whole_chunks(lib) -> bool:
+    """True for torch on the cpu: a full trace's chunks run whole there, every torch thread
+    helping (torch's own ops use every core, as a hand-written pass does). In blocks, each
+    block's stages would be made, then copied into the kept arrays: at n = 4096 that is
+    2 GiB copied a pass (1.20 against the reference on a quiet 2-core machine). Whole, the
+    stages are the kept arrays themselves. A chunk of heads that are not kept (computed for
+    the output only) stays within the memory bound of a chunk: its stages are temporaries."""
+    return lib.backend.name == "torch" and lib.backend.device == "cpu"
 
 
 def usable_cores() -> int:

@@ -24,7 +24,7 @@ import numpy as np
 
 from attention_explorer.engine import steps
 from attention_explorer.engine.backend import ArrayLib, Backend
-from attention_explorer.engine.block_runner import BlockRunner, usable_cores
+from attention_explorer.engine.block_runner import BlockRunner, full_trace_rows, usable_cores
 from attention_explorer.engine.budget import check_budget
 from attention_explorer.engine.cache import EngineCache
 from attention_explorer.engine.config import AttentionConfig
@@ -33,12 +33,7 @@ from attention_explorer.engine.head_inputs import projected_heads, rotated_heads
 from attention_explorer.engine.inputs import AttentionInputs, resolve_config, validate_inputs
 from attention_explorer.engine.mask import allowed_mask
 from attention_explorer.engine.preview import StagePreview, preview_of, wants_preview
-from attention_explorer.engine.row_blocks import (
-    CHUNK_ELEMENTS,
-    attend_rows,
-    full_block_elements,
-    row_block,
-)
+from attention_explorer.engine.row_blocks import CHUNK_ELEMENTS, attend_rows, row_block
 from attention_explorer.engine.sinks import FullSink, PreviewSink
 from attention_explorer.engine.trace import ALL_STAGES, PER_HEAD_STAGES, SQUARE_STAGES, Trace
 from attention_explorer.stages import stage
@@ -241,8 +236,9 @@ def _attend(lib: ArrayLib, config, qkv, allowed_np, any_fully_masked, plan: _Pla
         picked = (allowed[r], factor, check_each, any_fully_masked, square)
         return attend_rows(lib, config, q[:, r], k, v, *picked, plan.need_head_outputs, buffers)
 
-    # a full trace spreads its row blocks over every core; a previewed one (the window's
-    # worker, beside the GUI thread) stays on one (see :mod:`.block_runner`)
+    # a full trace spreads its row blocks over every core (a small one is one block); a
+    # previewed one (the window's worker, beside the GUI thread) stays on one thread (see
+    # :mod:`.block_runner`)
     threads = 1 if plan.preview is not None else usable_cores()
     runner = BlockRunner(lib, m, threads)
     head_outputs = []
@@ -252,8 +248,12 @@ def _attend(lib: ArrayLib, config, qkv, allowed_np, any_fully_masked, plan: _Pla
         q, k = Q[chunk], K[chunk]  # [c, n, d_k], [c, m, d_k]
         v = V[chunk] if V is not None else None  # [c, m, d_v]
         c = len(chunk_heads)
-        elements = full_block_elements(c * n * m, threads) if plan.preview is None else None
-        block = sink.start_chunk(chunk_heads, row_block(c, n, m, elements))
+        if plan.preview is not None:
+            per_block = row_block(c, n, m)
+        else:  # the chunk's stages are kept, or temporaries
+            kept = all(head in plan.selected for head in chunk_heads)
+            per_block = full_trace_rows(lib, c, n, m, threads, kept)
+        block = sink.start_chunk(chunk_heads, per_block)
         outs = runner.run(partial(rows, q, k, v), sink, len(chunk_heads), n, block)
         head_out = _joined_rows(lib, outs)  # [c, n, d_v] or None
         if head_out is not None:
