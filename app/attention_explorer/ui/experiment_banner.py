@@ -14,8 +14,8 @@ import html
 import re
 
 import numpy as np
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QWidget
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QWidget
 
 from attention_explorer.numbers import format_number
 from attention_explorer.session import Session
@@ -28,6 +28,11 @@ from attention_explorer.ui.live_trace import LiveTrace
 COMPARED_STAGES = tuple(name for name, entry in CATALOGUE.items() if entry.compared)
 #: Numbers shown per row in the comparison.
 COMPARED_VALUES = 8
+#: The banner's text takes at most this share of the window's height (then it scrolls), so a
+#: long example note (the induction example's is 13 lines at 1366x768) leaves the views room.
+MAX_HEIGHT_SHARE = 0.2
+#: ... but always room for this many lines.
+MIN_LINES = 3
 
 
 def _escape(text: object) -> str:
@@ -72,12 +77,18 @@ class ExperimentBanner(QFrame):
         self.live = live
         self._before = None  # the trace on screen when "Try it" was clicked
         self._refusal = ""
+        self._watched: QWidget | None = None  # the window whose height caps the banner's
         self.setObjectName("experimentBanner")
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.text = QLabel()
         self.text.setWordWrap(True)
         self.text.setTextFormat(Qt.TextFormat.RichText)  # every piece is escaped below
         self.text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.scroll = QScrollArea()
+        self.scroll.setWidget(self.text)
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.try_button = QPushButton("Try it")
         self.try_button.setToolTip("Apply this experiment's change (undo with Ctrl+Z)")
         self.try_button.clicked.connect(self._on_try)
@@ -90,7 +101,7 @@ class ExperimentBanner(QFrame):
         self.close_button.clicked.connect(self.hide)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(8, 4, 8, 4)
-        layout.addWidget(self.text, 1)
+        layout.addWidget(self.scroll, 1)
         layout.addWidget(self.try_button, 0, Qt.AlignmentFlag.AlignTop)
         layout.addWidget(self.compare_button, 0, Qt.AlignmentFlag.AlignTop)
         layout.addWidget(self.close_button, 0, Qt.AlignmentFlag.AlignTop)
@@ -154,6 +165,37 @@ class ExperimentBanner(QFrame):
         self.try_button.setText("Tried" if tried else "Try it")
         self.compare_button.setVisible(tried)
         self.setVisible(bool(parts))
+        self._fit_height()
+
+    def _fit_height(self) -> None:
+        """As tall as the text, up to MAX_HEIGHT_SHARE of the window (then the text scrolls)."""
+        lines = self.fontMetrics().lineSpacing()
+        cap = max(MIN_LINES * lines, int(self.window().height() * MAX_HEIGHT_SHARE))
+        width = self.scroll.viewport().width()
+        needed = self.text.heightForWidth(width) if width > 50 else self.text.sizeHint().height()
+        height = min(max(needed, lines), cap)
+        if self.scroll.height() != height or self.scroll.minimumHeight() != height:
+            self.scroll.setFixedHeight(height)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        """A new width wraps the text anew: fit the height again."""
+        super().resizeEvent(event)
+        self._fit_height()
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        """Once shown, follow the window's height too (the cap is a share of it)."""
+        super().showEvent(event)
+        top = self.window()
+        if top is not self and top is not self._watched:
+            top.installEventFilter(self)
+            self._watched = top
+        self._fit_height()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        """The window was resized: fit the height to the new cap."""
+        if watched is self._watched and event.type() == QEvent.Type.Resize:
+            self._fit_height()
+        return False
 
     def _tried_text(self) -> str:
         changes = self.session.experiment.get("try", {})
