@@ -15,9 +15,9 @@ from model_folders import (  # noqa: F401 - fixtures pytest finds here
     model_window,
     open_head,
 )
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QFileDialog
+from PySide6.QtCore import QEvent, QPointF, Qt
+from PySide6.QtGui import QColor, QMouseEvent
+from PySide6.QtWidgets import QApplication, QFileDialog
 
 from attention_explorer.pretrained import from_model
 from attention_explorer.session import History, Session, load_session, save_session
@@ -108,7 +108,19 @@ def test_hovering_a_thumbnail_names_its_query_and_key(qtbot, model_window, gpt2_
     tokens = overview.tokens
     assert f"query “{tokens[row]}” → key “{tokens[col]}”" in text
     assert f"layer {layer}, head {head}" in text
-    qtbot.mouseMove(overview.graphics.viewport(), map_point(overview, 0, 1))
+    # The event goes straight to the viewport: with the Model dock shown the window is wider
+    # (1307 px) than the 800 px offscreen screen, and a move past its edge reaches no widget.
+    viewport = overview.graphics.viewport()
+    point = QPointF(map_point(overview, 0, 1))
+    move = QMouseEvent(
+        QEvent.Type.MouseMove,
+        point,
+        viewport.mapToGlobal(point),
+        Qt.MouseButton.NoButton,
+        Qt.MouseButton.NoButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
+    QApplication.sendEvent(viewport, move)
     qtbot.waitUntil(lambda: overview.hover.text().startswith("layer 0, head 1: query"))
     assert overview.hover.textFormat() == Qt.TextFormat.PlainText
 

@@ -15,7 +15,15 @@ import re
 
 import numpy as np
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QWidget
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QSizePolicy,
+    QWidget,
+)
 
 from attention_explorer.numbers import format_number
 from attention_explorer.session import Session
@@ -89,6 +97,8 @@ class ExperimentBanner(QFrame):
         self.scroll.setWidgetResizable(True)
         self.scroll.setFrameShape(QFrame.Shape.NoFrame)
         self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        # the text wraps to whatever width the window gives: its one-line width asks for none
+        self.scroll.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
         self.try_button = QPushButton("Try it")
         self.try_button.setToolTip("Apply this experiment's change (undo with Ctrl+Z)")
         self.try_button.clicked.connect(self._on_try)
@@ -174,8 +184,10 @@ class ExperimentBanner(QFrame):
         width = self.scroll.viewport().width()
         needed = self.text.heightForWidth(width) if width > 50 else self.text.sizeHint().height()
         height = min(max(needed, lines), cap)
-        if self.scroll.height() != height or self.scroll.minimumHeight() != height:
-            self.scroll.setFixedHeight(height)
+        if self.scroll.minimumHeight() != height:
+            self.scroll.setMinimumHeight(height)
+        if self.scroll.maximumHeight() != cap:
+            self.scroll.setMaximumHeight(cap)
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         """A new width wraps the text anew: fit the height again."""
