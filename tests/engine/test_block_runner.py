@@ -25,9 +25,8 @@ row_blocks = importlib.import_module("attention_explorer.engine.row_blocks")
 block_runner = importlib.import_module("attention_explorer.engine.block_runner")
 
 
-@pytest.fixture
-def threads_seen(monkeypatch):
-    """The names of the threads that computed row blocks; 8 rows a block, 3 cores."""
+def _record_threads(monkeypatch) -> set[str]:
+    """The names of the threads that will compute row blocks, on a 3-core machine."""
     seen: set[str] = set()
     real = compute_module.attend_rows
 
@@ -37,6 +36,13 @@ def threads_seen(monkeypatch):
 
     monkeypatch.setattr(compute_module, "attend_rows", recording)
     monkeypatch.setattr(compute_module, "usable_cores", lambda: 3)
+    return seen
+
+
+@pytest.fixture
+def threads_seen(monkeypatch):
+    """The names of the threads that computed row blocks; 8 rows a block, 3 cores."""
+    seen = _record_threads(monkeypatch)
     monkeypatch.setattr(row_blocks, "ROW_BLOCK_ELEMENTS", 2 * 8 * 40)  # 2 heads x 8 rows
     monkeypatch.setattr(row_blocks, "FULL_BLOCK_ELEMENTS", 2 * 8 * 40)
     monkeypatch.setattr(block_runner, "ONE_BLOCK_ELEMENTS", 0)  # no pass is small
@@ -94,15 +100,7 @@ def test_full_trace_blocks_give_every_thread_one_within_bounds():
 
 
 def test_a_small_full_trace_is_one_block_on_the_calling_thread(monkeypatch):
-    seen: set[str] = set()
-    real = compute_module.attend_rows
-
-    def recording(*args, **kwargs):
-        seen.add(threading.current_thread().name)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(compute_module, "attend_rows", recording)
-    monkeypatch.setattr(compute_module, "usable_cores", lambda: 3)
+    seen = _record_threads(monkeypatch)
     compute_session(_data(n=512, heads=2))  # 2 x 512 x 512 cells: several blocks before
     assert seen == {threading.current_thread().name}
 

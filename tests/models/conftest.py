@@ -120,3 +120,20 @@ def bert_folder(tmp_path_factory) -> Path:
 def write_config(folder: Path, config: dict) -> None:
     """Replace a model folder's config.json."""
     (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
+
+
+def tiny_scale_config(size: str, **more) -> dict:
+    """The scale benchmark's config of ``size`` (its family's keys and tensor names) shrunk to
+    a checkpoint of a few kB: d 32, 2 layers, 4 heads sharing 2 key/value heads, 300 words."""
+    from attention_explorer.pretrained import scale_bench
+
+    return {
+        **scale_bench.SIZES[size],
+        "hidden_size": 32,
+        "intermediate_size": 48,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "vocab_size": 300,
+        **more,
+    }

@@ -8,16 +8,9 @@ import pytest
 
 from attention_explorer.pretrained import model_run
 from attention_explorer.pretrained import scale_bench as bench
+from tests.models.conftest import tiny_scale_config
 
-TINY = {
-    **bench.SIZES["qwen2.5-0.5b"],
-    "hidden_size": 32,
-    "intermediate_size": 48,
-    "num_hidden_layers": 2,
-    "num_attention_heads": 4,
-    "num_key_value_heads": 2,
-    "vocab_size": 300,
-}
+TINY = tiny_scale_config("qwen2.5-0.5b")
 
 
 def test_tiny_checkpoint_is_sharded_bf16_and_runs(tmp_path, monkeypatch):

@@ -1,43 +1,17 @@
+# ruff: noqa: F811 - the window fixture imported from test_model_panel is redefined as a parameter
 """The Model dock refuses a model too big for this machine's memory with the one-line message
 the API raises, naming what it needs and what is available, and changes nothing."""
 
 from __future__ import annotations
 
-import pytest
-from PySide6.QtCore import QSettings, Qt
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtCore import Qt
 
 from attention_explorer.pretrained import scale_bench as bench
 from attention_explorer.pretrained import stored
-from attention_explorer.ui import dialogs as message_boxes
-from attention_explorer.ui.main_window import MainWindow
+from tests.models.conftest import tiny_scale_config
+from tests.models.test_model_panel import window  # noqa: F401  (the real window)
 
-TINY = {
-    **bench.SIZES["llama-3.2-1b"],
-    "hidden_size": 32,
-    "intermediate_size": 48,
-    "num_hidden_layers": 2,
-    "num_attention_heads": 4,
-    "num_key_value_heads": 2,
-    "head_dim": 8,
-    "vocab_size": 300,
-}
-
-
-@pytest.fixture
-def window(qtbot, tmp_path, monkeypatch):
-    """The real window with its Model dock shown."""
-    monkeypatch.setattr(message_boxes, "warning", lambda *a, **k: QMessageBox.StandardButton.Ok)
-    settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
-    win = MainWindow(session=None, settings=settings)
-    qtbot.addWidget(win)
-    win.model_dock.show()
-    win.show()
-    qtbot.waitExposed(win)
-    yield win
-    win.history.mark_clean()
-    win.live.shutdown()
-    win.close()
+TINY = tiny_scale_config("llama-3.2-1b", head_dim=8)
 
 
 def test_the_window_says_how_much_memory_a_model_needs(qtbot, window, tmp_path, monkeypatch):

@@ -19,11 +19,10 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from main_window_checks import reference  # noqa: E402
 from PySide6.QtCore import QCoreApplication, QEvent  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 from window_fixtures import explorer_window  # noqa: E402
-
-from attention_explorer.engine import compute  # noqa: E402
 
 SEED = 20260101
 ACTIONS = 5000
@@ -211,15 +210,7 @@ def check_views(window, where: str) -> None:
         assert np.isfinite(view.frame.image).all(), f"{where}: {view.stage} not finite"
     if window.live.error is not None:  # an invalid state: the views keep the last good trace
         return
-    d = s.data()
-    trace = compute(
-        d.inputs,
-        d.config,
-        backend=s.backend,
-        dtype=s.dtype,
-        tokens=d.tokens,
-        kv_tokens=d.kv_tokens or None,
-    )
+    trace = reference(window)  # the engine's own trace of the window's session
     for stage, view in window.stages.views().items():
         if not trace.has(stage) or not view.isVisibleTo(window.stages):
             continue
