@@ -184,10 +184,8 @@ class ExperimentBanner(QFrame):
         width = self.scroll.viewport().width()
         needed = self.text.heightForWidth(width) if width > 50 else self.text.sizeHint().height()
         height = min(max(needed, lines), cap)
-        if self.scroll.minimumHeight() != height:
-            self.scroll.setMinimumHeight(height)
-        if self.scroll.maximumHeight() != cap:
-            self.scroll.setMaximumHeight(cap)
+        if self.scroll.height() != height or self.scroll.minimumHeight() != height:
+            self.scroll.setFixedHeight(height)
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         """A new width wraps the text anew: fit the height again."""
