@@ -204,7 +204,8 @@ class StagePanel(QWidget):
         self._update_toggle(tuple(s for s in computed if s in folding), is_open)
         widest = max(220, width - CAPTION_WIDTH - 8)  # never wider than the panel
         for name in computed:
-            least = min(need[name] - CAPTION_WIDTH, widest)
+            # 2 px less: spacing and margins add 2 px a line to the needs pack_rows sums up
+            least = min(need[name] - CAPTION_WIDTH - 2, widest)
             line = next((r for r in rows if name in r), ()) if gathered else ()
             least = max(220, min(least, width // len(line) - 10)) if line else least
             if self._views[name].minimumWidth() != least:
