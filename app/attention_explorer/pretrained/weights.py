@@ -292,10 +292,14 @@ class _Stored:
         return sum(self.converted(dtype)) <= storage.KEEP_CONVERTED_BYTES
 
 
+def _head_sizes(sizes: dict) -> tuple[int, int, int]:
+    """(heads, kv_heads, d_k) from the checked sizes: kv_heads and head_dim when given."""
+    heads = sizes["heads"]
+    return heads, sizes.get("kv_heads") or heads, sizes.get("head_dim") or sizes["d_model"] // heads
+
+
 def _layer_builder(arch: Architecture, sizes: dict) -> Callable[[_Reader, int], LayerWeights]:
-    heads, d = sizes["heads"], sizes["d_model"]
-    kv_heads = sizes.get("kv_heads") or heads
-    d_k = sizes.get("head_dim") or d // heads
+    heads, kv_heads, d_k = _head_sizes(sizes)
     return lambda r, i: _layer(r, i, sizes, heads * d_k, kv_heads * d_k)
 
 
@@ -317,8 +321,8 @@ def _survey(arch: Architecture, cfg: dict, tensors: TensorFile) -> _Stored:
 def _build(arch: Architecture, cfg: dict, survey: _Stored, name: str, dtype, word=None):
     """The ModelWeights in ``dtype``; ``word``: the word table to share (one per checkpoint)."""
     r, sizes = _Reader(arch, survey.tensors, dtype), survey.sizes
-    heads, d = sizes["heads"], sizes["d_model"]
-    d_k = sizes.get("head_dim") or d // heads
+    heads, kv_heads, d_k = _head_sizes(sizes)
+    d = sizes["d_model"]
     n_layers, max_positions = sizes["layers"], sizes["max_positions"]
     word = word or r.table("word", (None, d))
     learned = arch.positions == "learned"
@@ -331,7 +335,7 @@ def _build(arch: Architecture, cfg: dict, survey: _Stored, name: str, dtype, wor
         arch=arch,
         config=dict(cfg),
         heads=heads,
-        kv_heads=sizes.get("kv_heads") or heads,
+        kv_heads=kv_heads,
         d_model=d,
         d_k=d_k,
         max_positions=max_positions,

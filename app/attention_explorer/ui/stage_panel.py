@@ -1,11 +1,10 @@
 """StagePanel: every stage of the selected head, in pipeline order, with the step between
 (an arrow caption such as "× 1/√4" names the operation that makes each view).
 
-Which views, their order, groups and arrow captions come from the stage catalogue. The
-inputs (X … V) fold away when the panel is too short to show them with the scores and the
-weights; the toggle, the keyboard (Ctrl+] / Ctrl+[) and the walkthrough open them. The layout
-is decided per panel size and kept while the learner edits. The panel only routes the
-LiveTrace's trace to its views.
+Which views, their order, groups and arrow captions come from the stage catalogue. The inputs
+(X … V) fold away when the panel is too short to show them with the scores and the weights;
+the toggle, Ctrl+] / Ctrl+[ and the walkthrough open them. The layout is decided per panel
+size and kept while the learner edits; the panel only routes the LiveTrace's trace to views.
 """
 
 from __future__ import annotations
@@ -137,26 +136,27 @@ class StagePanel(QWidget):
         return view.minimumSizeHint().height() + self._column.spacing()
 
     def _inputs_fit(self, input_lines: int, rest) -> bool:
-        """True when the input lines and every line up to the focus stage (the weights) fit
-        the panel's height."""
+        """True when the input lines and the lines up to the weights fit the panel's height."""
         to_focus = next((k + 1 for k, line in enumerate(rest) if FOCUS_STAGE in line), len(rest))
         top = self.inputs_toggle.sizeHint().height() + 2 * self._column.spacing() + 4
         return top + (input_lines + to_focus) * self._line_height() <= self.height()
 
     def relayout(self, *_args) -> None:
-        """Decide the layout afresh from the views' wanted widths (the learner changed what
-        the views show: another session, numbers on or off)."""
+        """Decide the layout afresh from the views' wanted widths (e.g. numbers on or off)."""
         self._latch = None
         self._reflow()
+
+    def _line_width(self) -> int:
+        """The width a line of views is packed into: the panel's, less its scroll bar."""
+        return self.width() - self._scroll.verticalScrollBar().sizeHint().width()
 
     def new_session(self, *_args) -> None:
         """Another session: laid out afresh once its trace arrives (until then: the old one)."""
         self._latch, self._awaiting = None, True
 
     def _needs(self, computed, width: int) -> dict[str, int]:
-        """The width each view is laid out for, latched: read from the views when the panel's
-        size changes (or on :meth:`relayout`), then kept while the numbers, tokens or heads
-        change, so an edit never moves views between side by side and full width."""
+        """The width each view is laid out for, latched when the panel's size changes (or on
+        :meth:`relayout`) and kept through edits, so an edit never moves views between lines."""
         size = (width, self.height())
         if self._latch is None or self._latch[0] != size:
             self._latch = (size, {}, None)  # (size, needs, inputs open by themselves)
@@ -188,7 +188,7 @@ class StagePanel(QWidget):
         the width each view asked for when the layout was decided; fold the inputs away when
         they would push the weights below the panel's bottom edge (unless the learner or the
         walkthrough opened them)."""
-        width = self.width() - self._scroll.verticalScrollBar().sizeHint().width()
+        width = self._line_width()
         computed = tuple(s for s in self._views if s not in self._hidden)
         need = self._needs(computed, width)
         folding = input_group()
@@ -329,7 +329,7 @@ class StagePanel(QWidget):
     def lines_needed(self, stages) -> tuple[int, int]:
         """(lines, pixels): how many lines of the full layout, inputs open, hold ``stages``
         from the first to the last, and the least height those lines take."""
-        width = self.width() - self._scroll.verticalScrollBar().sizeHint().width()
+        width = self._line_width()
         computed = self.shown_stages()
         lines = pack_rows(computed, self._needs(computed, width), width)
         first, count = lines_spanned(lines, stages)
