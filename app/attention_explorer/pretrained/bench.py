@@ -3,13 +3,13 @@
     python -m attention_explorer.pretrained.bench [--model all-MiniLM-L6-v2] [--tokens 32 256]
         [--repeat 10] [--sweep-tokens 16] [--no-torch]
 
-Rows (medians of ``--repeat`` warm runs; ours and transformers' timed alternately):
+Rows (medians of ``--repeat`` warm runs; ours and transformers' timed in alternating blocks):
 
 - the whole model run (attentions, hidden states, output) at each token count, float32 and
   float64, beside transformers eager (``output_attentions``, ``output_hidden_states``) in the
-  same dtype, each as it runs by default (the model run holds BLAS to one thread, torch uses
-  its default threads); for float32 also both on one thread and both on two (the model run
-  then without its one-thread limit, BLAS at two), the fair comparisons;
+  same dtype, each as it runs by default (every core: ``threads=None``, and torch's default
+  threads); for float32 also both on one thread (the window's run, ``threads=1``, beside
+  torch on one thread);
 - an edit in the first and in the last layer, recomputed with ``reuse=`` (what the window
   does after an edit);
 - edit → new output shown in the real window (offscreen Qt, ``--window-layer``, at the first
@@ -62,16 +62,21 @@ def median_ms(work, repeat: int) -> float:
     return statistics.median(times) * 1000
 
 
-def paired_ms(first, second, repeat: int) -> tuple[float, float]:
-    """Median milliseconds of ``first`` and ``second`` timed alternately, so that a busy
-    machine slows both alike."""
+def paired_ms(first, second, repeat: int, block: int = 5) -> tuple[float, float]:
+    """Median milliseconds of ``first`` and ``second``, timed in alternating blocks of
+    ``block`` calls, so that a busy machine slows both alike. Blocks, not single calls: each
+    library's idle threads spin for a while after its last product (OpenBLAS's and torch's
+    OpenMP's) and slowed the other's very next call by up to 2x on 2 cores; a block's median
+    leaves that first call out."""
     first(), second()
-    a, b = [], []
-    for _ in range(max(1, repeat)):
+    a: list[float] = []
+    b: list[float] = []
+    while len(a) < max(1, repeat):
         for work, times in ((first, a), (second, b)):
-            start = time.perf_counter()
-            work()
-            times.append(time.perf_counter() - start)
+            for _ in range(block):
+                start = time.perf_counter()
+                work()
+                times.append(time.perf_counter() - start)
     return statistics.median(a) * 1000, statistics.median(b) * 1000
 
 
@@ -110,27 +115,6 @@ def torch_threads(count: int):
         torch.set_num_threads(before)
 
 
-@contextlib.contextmanager
-def blas_threads(count: int):
-    """``model_run`` without its one-BLAS-thread limit, BLAS at ``count`` threads (with
-    threadpoolctl; without it BLAS keeps its default), for the comparison rows."""
-    from attention_explorer.pretrained import run as run_module
-
-    held = run_module.one_blas_thread
-    run_module.one_blas_thread = contextlib.nullcontext
-    try:
-        with contextlib.ExitStack() as stack:
-            try:
-                from threadpoolctl import threadpool_limits
-            except ImportError:
-                pass
-            else:
-                stack.enter_context(threadpool_limits(limits=count, user_api="blas"))
-            yield
-    finally:
-        run_module.one_blas_thread = held
-
-
 def run_rows(loaded, tokens: int, repeat: int, use_torch: bool) -> list[tuple]:
     """(label, ours ms, transformers ms or None) for the model run at ``tokens`` tokens."""
     from attention_explorer.pretrained import model_run
@@ -139,7 +123,7 @@ def run_rows(loaded, tokens: int, repeat: int, use_torch: bool) -> list[tuple]:
     ids = list(loaded.tokenize(text).ids)
     rows = []
     for dtype in ("float32", "float64"):
-        mine = lambda d=dtype: model_run(loaded, text, dtype=d)  # noqa: E731
+        mine = lambda d=dtype, t=None: model_run(loaded, text, dtype=d, threads=t)  # noqa: E731
         runner = _transformers_runner(loaded.folder, dtype) if use_torch else None
         label = f"model run {dtype}, {len(ids)} tokens"
         if runner is None:
@@ -147,14 +131,11 @@ def run_rows(loaded, tokens: int, repeat: int, use_torch: bool) -> list[tuple]:
             continue
         theirs = lambda r=runner: r(ids)  # noqa: E731
         rows.append((f"{label}, default threads", *paired_ms(mine, theirs, repeat)))
-        if dtype == "float32":
+        if dtype == "float32":  # the window's run (one thread) beside transformers on one
+            alone = lambda m=mine: m("float32", 1)  # noqa: E731
             with torch_threads(1):
                 rows.append(
-                    (f"  both on 1 thread, {len(ids)} tokens", *paired_ms(mine, theirs, repeat))
-                )
-            with torch_threads(2), blas_threads(2):
-                rows.append(
-                    (f"  both on 2 threads, {len(ids)} tokens", *paired_ms(mine, theirs, repeat))
+                    (f"  both on 1 thread, {len(ids)} tokens", *paired_ms(alone, theirs, repeat))
                 )
     return rows
 

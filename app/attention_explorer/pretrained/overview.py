@@ -33,17 +33,19 @@ def model_attention(
     backend: str | Backend = "numpy",
     progress: Callable[[int, int], None] | None = None,
     dtype: str = "float64",
+    threads: int | None = None,
 ) -> tuple[np.ndarray, tuple[str, ...]]:
     """Every layer's attention weights ``[layers, heads, n, n]`` and the tokens.
 
     ``dtype`` float64 (parity with transformers) or float32 (half the memory traffic: each
     layer's weights are read from the checkpoint as float32). On numpy the layers run through
     the model run's kernel with no output head; another backend runs the engine's
-    ``compute()`` in float64. ``progress(layers_done, layers)`` is called after each layer.
+    ``compute()`` in float64. ``progress(layers_done, layers)`` is called after each layer;
+    ``threads`` as :func:`~attention_explorer.pretrained.run.model_run`'s.
     """
     loaded = load_model(model)
     if _backend(backend).name == "numpy":
-        run = model_run(loaded, text, dtype=dtype, progress=progress, logits=False)
+        run = model_run(loaded, text, dtype=dtype, progress=progress, logits=False, threads=threads)
         if dtype == "float64":
             _keep_hidden(loaded, text, run.hidden)
         return run.attentions, run.tokens  # [layers, heads, n, n]

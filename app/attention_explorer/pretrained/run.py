@@ -21,7 +21,7 @@ from functools import lru_cache
 import numpy as np
 
 from attention_explorer.engine import AttentionInputError
-from attention_explorer.engine.blas_threads import one_blas_thread
+from attention_explorer.engine.blas_threads import blas_threads
 from attention_explorer.pretrained.api import LoadedModel, _backend, load_model
 from attention_explorer.pretrained.errors import ModelError
 from attention_explorer.pretrained.forward import (
@@ -100,6 +100,19 @@ def _digest(session: SessionData) -> str:
 
 def _is_int(value) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+#: The BLAS threads of a run beside the window: on 2 busy cores a MiniLM run took 432 ms at
+#: 13 tokens with the default threads and 21 ms with one; 318 / 82 ms at 244 tokens.
+WINDOW_THREADS = 1
+
+
+def check_threads(threads) -> None:
+    """A ModelError unless ``threads`` is None (every core) or a positive integer."""
+    if threads is not None and not (_is_int(threads) and threads >= 1):
+        raise ModelError(
+            "threads", f"threads must be None (every core) or a whole number >= 1, not {threads!r}"
+        )
 
 
 def check_knockout(w: ModelWeights, name: str, knockout) -> dict[int, tuple[int, ...]]:
@@ -199,7 +212,7 @@ class _Plan:
         return p, rest_of_layer(self.w, layer, h, a.astype(h.dtype, copy=False))
 
 
-def _base_run(loaded: LoadedModel, text: str, backend: str, dtype: str):
+def _base_run(loaded: LoadedModel, text: str, backend: str, dtype: str, threads: int | None):
     """A function giving the unedited run of ``text`` (kept: the 4 latest per model)."""
 
     def base() -> ModelRun:
@@ -207,7 +220,9 @@ def _base_run(loaded: LoadedModel, text: str, backend: str, dtype: str):
         if key not in loaded.cast:
             for old in [k for k in loaded.cast if k[0] == "base"][:-3]:
                 del loaded.cast[old]
-            loaded.cast[key] = model_run(loaded, text, backend=backend, dtype=dtype)
+            loaded.cast[key] = model_run(
+                loaded, text, backend=backend, dtype=dtype, threads=threads
+            )
         return loaded.cast[key]
 
     return base
@@ -223,6 +238,7 @@ def model_run(
     reuse: ModelRun | None = None,
     progress: Callable[[int, int], None] | None = None,
     logits: bool = True,
+    threads: int | None = None,
 ) -> ModelRun:
     """Run ``text`` through every layer of ``model`` to its output; see the module docstring.
 
@@ -231,10 +247,14 @@ def model_run(
     (fast) or float64 (parity with transformers). ``progress(done, layers)`` is called after
     each computed layer. ``logits=False`` skips the output head (``logits`` is None): the
     overview needs only the attentions, and a large vocabulary's head is a large part of a
-    run. Raises :class:`ModelError` with one clear message for any problem.
+    run. ``threads`` caps the BLAS (and torch) threads: None uses every core, which is
+    fastest for a run alone (a script, the command line); the window passes 1, since beside
+    a busy GUI several threads wait on each other (see :data:`WINDOW_THREADS`). Raises
+    :class:`ModelError` with one clear message for any problem.
     """
     if dtype not in DTYPES:
         raise ModelError("dtype", f"dtype {dtype!r} is not one of {', '.join(DTYPES)}")
+    check_threads(threads)
     loaded = load_model(model)
     toks = loaded.tokenize(text)
     w = _weights(loaded, dtype)
@@ -246,7 +266,7 @@ def model_run(
         for i in range(w.n_layers)
     )
     engine = _backend(backend)
-    base = _base_run(loaded, text, backend, dtype) if (edit_map or knocked) else None
+    base = _base_run(loaded, text, backend, dtype, threads) if (edit_map or knocked) else None
     plan = _Plan(
         w, edit_map, knocked, None if engine.name == "numpy" else engine, dtype, signatures, base
     )
@@ -260,10 +280,8 @@ def model_run(
         )
     else:
         hidden[0] = embed(w, toks.ids, toks.type_ids, np.dtype(dtype))
-    # One BLAS thread: on 2 busy cores a MiniLM run took 432 ms at 13 tokens with the default
-    # threads and 21 ms with one; 318 / 82 ms at 244 tokens (models/bench.py measures it).
     try:
-        with one_blas_thread():
+        with blas_threads(threads):
             for layer in range(start, w.n_layers):
                 p, hidden[layer + 1] = plan.layer(layer, hidden[layer], attentions[layer])
                 if p is not attentions[layer]:

@@ -103,11 +103,14 @@ def _run_seconds(loaded: LoadedModel, text: str, kwargs) -> float:
     return time.perf_counter() - start
 
 
-def sweep_estimate(model, text: str, dtype: str = "float32", backend: str = "numpy") -> float:
+def sweep_estimate(
+    model, text: str, dtype: str = "float32", backend: str = "numpy", threads: int | None = None
+) -> float:
     """Seconds a knockout sweep of ``text`` should take here, from two timed runs."""
     loaded = load_model(model)
     w = loaded.weights
-    per_layer = _run_seconds(loaded, text, {"dtype": dtype, "backend": backend}) / w.n_layers
+    options = {"dtype": dtype, "backend": backend, "threads": threads}
+    per_layer = _run_seconds(loaded, text, options) / w.n_layers
     return per_layer * w.heads * w.n_layers * (w.n_layers + 1) / 2
 
 
@@ -123,10 +126,11 @@ def run_sweep(
     backend: str = "numpy",
     progress: Callable[[int, int], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
+    threads: int | None = None,
 ) -> SweepResult:
     """The sweep with what it measured; see :func:`knockout_sweep`."""
     loaded = load_model(model)
-    kwargs = {"dtype": dtype, "backend": backend}
+    kwargs = {"dtype": dtype, "backend": backend, "threads": threads}
     base = model_run(loaded, text, edits=edits, **kwargs)
     value, label = measure_for(base, measure, target, position, other, **kwargs)
     baseline = value(base)
@@ -160,6 +164,7 @@ def knockout_sweep(
     each head; ``cancelled()`` is asked before each and stops the sweep with
     :class:`SweepCancelled`. :func:`sweep_estimate` gives the time before starting.
     The other options are :func:`run_sweep`'s: ``target``, ``position``, ``other``,
-    ``edits``, ``dtype``, ``backend``, ``progress`` and ``cancelled``.
+    ``edits``, ``dtype``, ``backend``, ``progress``, ``cancelled`` and ``threads`` (as
+    :func:`model_run`'s).
     """
     return run_sweep(model, text, measure, **options).changes

@@ -11,6 +11,7 @@ import threading
 from PySide6.QtCore import QObject, Signal
 
 from attention_explorer.pretrained import ModelError, from_model, load_model, model_attention
+from attention_explorer.pretrained.run import WINDOW_THREADS
 
 
 class ModelLoader(QObject):
@@ -68,7 +69,7 @@ class ModelLoader(QObject):
                     self.progress.emit(f"Running layer {done} of {total}…", done, total)
 
             self.progress.emit(f"Running layer 0 of {layers}…", 0, layers)
-            weights, tokens = model_attention(loaded, text, progress=step)
+            weights, tokens = model_attention(loaded, text, progress=step, threads=WINDOW_THREADS)
             if current():
                 self.overview_ready.emit(loaded, weights, tokens)
 

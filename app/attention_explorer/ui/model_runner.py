@@ -17,6 +17,7 @@ import numpy as np
 from PySide6.QtCore import QObject, Signal
 
 from attention_explorer.pretrained import ModelError, model_run
+from attention_explorer.pretrained.run import WINDOW_THREADS
 
 #: Progress is reported only for runs that take longer than this (seconds).
 PROGRESS_AFTER_S = 0.15
@@ -126,7 +127,7 @@ class ModelRunner(QObject):
 
         original = self.original
         if original is None or original.model is not loaded or original.text != text:
-            original = model_run(loaded, text, progress=step)
+            original = model_run(loaded, text, progress=step, threads=WINDOW_THREADS)
             self.original = original
         if not edits and not knockout:
             edited = original
@@ -134,7 +135,9 @@ class ModelRunner(QObject):
             reuse = self._previous if self._previous is not None else original
             if reuse.model is not loaded or reuse.text != text:
                 reuse = original
-            edited = model_run(loaded, text, edits, knockout, reuse=reuse, progress=step)
+            edited = model_run(
+                loaded, text, edits, knockout, reuse=reuse, progress=step, threads=WINDOW_THREADS
+            )
             self._previous = edited
         if request == self._request:  # a newer request makes this result stale
             self.ready.emit(original, edited, request)

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 from attention_explorer.display import DisplayFrame
 from attention_explorer.display.arrays import frame_for_array
 from attention_explorer.exporting.figure import frame_figure
+from attention_explorer.pretrained.run import WINDOW_THREADS
 from attention_explorer.stages import DEFAULT_DIVERGING
 from attention_explorer.ui.compare_view import FrameView
 from attention_explorer.ui.model_figures import save_figure_as
@@ -86,7 +87,9 @@ class _SweepWorker(QObject):
         """How long the sweep will take (``estimated(seconds)``)."""
         from attention_explorer.pretrained import sweep_estimate
 
-        self._thread(lambda: self.estimated.emit(float(sweep_estimate(loaded, text))))
+        self._thread(
+            lambda: self.estimated.emit(float(sweep_estimate(loaded, text, threads=WINDOW_THREADS)))
+        )
 
     def sweep(self, loaded, text: str, options: dict) -> None:
         """Knock out each head in turn (``finished(SweepResult)``)."""
@@ -100,6 +103,7 @@ class _SweepWorker(QObject):
                     text,
                     progress=lambda done, total: self.progress.emit(done, total),
                     cancelled=self.cancel.is_set,
+                    threads=WINDOW_THREADS,
                     **options,
                 )
             )
