@@ -58,3 +58,14 @@ def test_any_config_value_runs_or_is_refused_in_one_line(
     if run.logits is not None:
         assert np.isfinite(run.logits).all(), (key, value)
     assert math.isfinite(float(run.hidden.sum()))
+
+
+def test_a_null_size_is_read_as_missing(gpt2_folder, base_config, tmp_path):
+    """``"n_positions": null`` once reached the tokenizer as None and raised a TypeError (found
+    by the fuzz test above): a null size is the family's default, here checked against the
+    position table's shape."""
+    for name in ("model.safetensors", "tokenizer.json"):
+        shutil.copy(gpt2_folder / name, tmp_path / name)
+    (tmp_path / "config.json").write_text(json.dumps(dict(base_config, n_positions=None)))
+    with pytest.raises(ModelError, match="wpe.* has shape .*expected \\[1024"):
+        model_run(tmp_path, "the cat sat", dtype="float64")

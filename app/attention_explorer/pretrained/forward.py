@@ -33,19 +33,36 @@ from attention_explorer.pretrained.rotary import rotary_parts
 from attention_explorer.pretrained.weights import LayerWeights, ModelWeights, Norm
 
 
+def _scale_rows(centred: np.ndarray, mean_square: np.ndarray, gamma, beta, eps: float):
+    """``centred / sqrt(mean_square + eps) * gamma + beta`` in place of ``centred [n, d]``
+    (``mean_square [n]`` is overwritten): one pass a step, no temporaries."""
+    mean_square += eps
+    np.sqrt(mean_square, out=mean_square)
+    np.divide(1.0, mean_square, out=mean_square)  # [n]: 1 / sqrt(mean_square + eps)
+    centred *= mean_square[..., None]
+    centred *= gamma
+    if beta is not None:
+        centred += beta
+    return centred
+
+
+def _row_means(x: np.ndarray) -> np.ndarray:
+    """The mean of each row of ``x [n, d]`` as a matrix-vector product ``[n]`` (3-4x faster
+    than ``mean(axis=-1)`` at 256 x 384, which runs numpy's general reduction machinery)."""
+    return x @ np.full(x.shape[-1], 1.0 / x.shape[-1], x.dtype)
+
+
 def layer_norm(x: np.ndarray, gamma: np.ndarray, beta, eps: float) -> np.ndarray:
-    """LayerNorm over the last axis: ``(x - mean) / sqrt(var + eps) * gamma + beta``."""
-    mean = x.mean(axis=-1, keepdims=True)  # [n, 1]
-    centred = x - mean  # [n, d]
-    var = (centred * centred).mean(axis=-1, keepdims=True)  # [n, 1]
-    out = centred / np.sqrt(var + eps) * gamma  # [n, d]
-    return out if beta is None else out + beta
+    """LayerNorm over the last axis of ``x [n, d]``: ``(x - mean) / sqrt(var + eps) * gamma
+    + beta`` (a new array)."""
+    centred = x - _row_means(x)[..., None]  # [n, d]
+    return _scale_rows(centred, _row_means(np.square(centred)), gamma, beta, eps)
 
 
 def rms_norm(x: np.ndarray, gamma: np.ndarray, beta, eps: float) -> np.ndarray:
-    """RMSNorm over the last axis: ``x / sqrt(mean(x²) + eps) * gamma`` (+ beta if any)."""
-    out = x / np.sqrt((x * x).mean(axis=-1, keepdims=True) + eps) * gamma  # [n, d]
-    return out if beta is None else out + beta
+    """RMSNorm over the last axis of ``x [n, d]``: ``x / sqrt(mean(x²) + eps) * gamma``
+    (+ beta if any; a new array)."""
+    return _scale_rows(x.copy(), _row_means(np.square(x)), gamma, beta, eps)
 
 
 _NORMS = {"layernorm": layer_norm, "rmsnorm": rms_norm}

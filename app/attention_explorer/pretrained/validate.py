@@ -35,7 +35,9 @@ def _size(arch: Architecture, config: Mapping, role: str, where: Path) -> int | 
     key, default = arch.sizes.get(role, (None, None))
     if key is None:
         return None
-    value = config.get(key, default)
+    value = config.get(key)
+    if value is None:  # absent or null: the family's default (None when it has none)
+        value = default
     if value is None:
         if role in REQUIRED:
             raise ModelError("config", f"{where}: {key} is missing; expected a positive integer")
