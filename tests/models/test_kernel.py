@@ -100,3 +100,33 @@ def test_a_float32_overflow_is_redone_in_float64_by_compute():
     assert kernel.attend_plain(config, huge, "float32") is None  # scores overflow float32
     p, a = kernel.attend_engine(config, huge, None, "float32")
     assert np.isfinite(p).all() and np.isfinite(a).all()
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("size", [0.5, 7.0, 40.0])
+def test_the_softmax_skips_the_max_only_when_the_scores_are_bounded(dtype, size, monkeypatch):
+    """Scores up to ±49 (size 7, d_k 1: |q||k| <= 49) run without subtracting the row max;
+    up to ±1600 (size 40) they must, or exp overflows. Either way the weights are the
+    softmax's, with hidden keys at 0."""
+    rng = np.random.default_rng(3)
+    q = (rng.uniform(-size, size, (3, 6, 1))).astype(dtype)  # [heads, n, d_k]
+    k = (rng.uniform(-size, size, (3, 6, 1))).astype(dtype)
+    v = rng.normal(size=(3, 6, 2)).astype(dtype)
+    scores = (q @ k.transpose(0, 2, 1)).astype(np.float64)  # [3, 6, 6]
+    hidden = np.triu(np.ones((6, 6), bool), 1)  # causal
+    scores[:, hidden] = -np.inf
+    want = np.exp(scores - scores.max(-1, keepdims=True))
+    want /= want.sum(-1, keepdims=True)
+    shifted = []
+    real = kernel._softmax_rows
+    monkeypatch.setattr(
+        kernel, "_softmax_rows", lambda s, h, shift: shifted.append(shift) or real(s, h, shift)
+    )
+    weights, mixed = kernel.mix(q.copy(), k, v, 1.0, hidden)
+    assert shifted and set(shifted) == {size * size > kernel.SCORE_BOUND}
+    tiny = 1e-30 if dtype == np.float32 else 1e-300  # below: underflows to 0 in dtype
+    np.testing.assert_allclose(
+        weights, want, rtol=2e-6 if dtype == np.float32 else 1e-12, atol=tiny
+    )
+    np.testing.assert_allclose(mixed, want @ v, rtol=1e-5, atol=1e-6)
+    assert np.isfinite(weights).all()

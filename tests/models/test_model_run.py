@@ -10,7 +10,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from attention_explorer.pretrained import from_model, load_model, model_run
+from attention_explorer.pretrained import ModelError, from_model, load_model, model_run
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -162,3 +162,12 @@ def test_float32_agrees_with_float64(minilm_folder, gpt2_folder):
         assert r32.attentions.dtype == np.float32 and r64.hidden.dtype == np.float64
         np.testing.assert_allclose(r32.attentions, r64.attentions, atol=1e-4)
         np.testing.assert_allclose(r32.hidden, r64.hidden, atol=2e-3 * np.abs(r64.hidden).max())
+
+
+def test_threads_are_every_core_or_a_positive_count(gpt2_folder):
+    alone = model_run(gpt2_folder, "the cat sat on the mat")
+    one = model_run(gpt2_folder, "the cat sat on the mat", threads=1)
+    np.testing.assert_allclose(one.logits, alone.logits, rtol=1e-5, atol=1e-5)
+    for bad in (0, -1, 1.5, "2", True):
+        with pytest.raises(ModelError, match="threads must be None"):
+            model_run(gpt2_folder, "the cat sat", threads=bad)
