@@ -28,10 +28,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attention_explorer.session import History, Session, SessionData
+from attention_explorer.session import SessionData
 from attention_explorer.ui.model_loader import ModelLoader
 from attention_explorer.ui.model_overview import ModelOverview
-from attention_explorer.ui.preferences import ViewPreferences
+from attention_explorer.ui.panel_context import PanelContext
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 DEFAULT_TEXT = "The cat sat on the mat because it was tired."
@@ -56,7 +56,8 @@ def model_info(data: SessionData) -> dict:
 
 
 class ModelPanel(QWidget):
-    """The Model dock, over ``session`` and ``history`` (as the other panels).
+    """The Model dock, over the session, history and preferences of ``context`` (as the
+    matrix panel).
 
     Signals: ``open_requested(session_data, head)`` when the learner opens a layer (the window
     replaces its document, then calls :meth:`opened`); ``status(text, msecs)`` for the status
@@ -67,15 +68,9 @@ class ModelPanel(QWidget):
     status = Signal(str, int)
     origin_changed = Signal()
 
-    def __init__(
-        self,
-        session: Session,
-        history: History,
-        prefs: ViewPreferences,
-        parent: QWidget | None = None,
-    ):
+    def __init__(self, context: PanelContext, parent: QWidget | None = None):
         super().__init__(parent)
-        self.session, self.history, self.prefs = session, history, prefs
+        self.session, self.history, self.prefs = context.session, context.history, context.prefs
         self.loader = ModelLoader(self)
         self.loaded = None  # LoadedModel of the overview
         self.text = ""  # the text the overview was computed on
