@@ -20,7 +20,9 @@ def test_the_window_hands_its_panels_its_own_session_history_and_prefs(window):
     assert window.matrices.context is context
     model = window.matrices.editor("X").model()
     assert model.prefs is window.prefs
-    assert window.model_panel.history is window.history
+    assert window.model_panel.context is context
+    assert window.knockouts.history is window.history  # knockouts are undo steps of the window
+    assert window.model_live.prefs is window.prefs
 
 
 def test_an_edit_in_the_matrix_panel_is_undone_by_the_windows_history(window):

@@ -61,6 +61,7 @@ class ModelPanel(QWidget):
 
     def __init__(self, context: PanelContext, parent: QWidget | None = None):
         super().__init__(parent)
+        self.context = context
         self.session, self.history, self.prefs = context.session, context.history, context.prefs
         self.loader = ModelLoader(self)
         self.loaded = None  # LoadedModel of the overview
