@@ -129,12 +129,11 @@ def test_window_refuses_a_session_it_could_not_open_again(window, tmp_path):
 
 @pytest.fixture
 def editor(qtbot):
-    from attention_explorer.session import History
     from attention_explorer.ui.matrix_panel import MatrixPanel
-    from attention_explorer.ui.preferences import ViewPreferences
+    from attention_explorer.ui.panel_context import PanelContext
 
     session = Session.from_data(starter_session())
-    panel = MatrixPanel(session, History(session), ViewPreferences())
+    panel = MatrixPanel(PanelContext.for_session(session))
     qtbot.addWidget(panel)
     panel.show()
     name = panel.tab_names()[0]

@@ -13,7 +13,7 @@ from PySide6.QtGui import QImage  # noqa: E402
 
 from attention_explorer.display.cells import cell_rgb, dark_text  # noqa: E402
 from attention_explorer.engine import compute  # noqa: E402
-from attention_explorer.session import History, Session, starter_session  # noqa: E402
+from attention_explorer.session import Session, starter_session  # noqa: E402
 from attention_explorer.ui.colormaps import table_for  # noqa: E402
 from attention_explorer.ui.heatmap_view import HeatmapView  # noqa: E402
 from attention_explorer.ui.preferences import ViewPreferences  # noqa: E402
@@ -182,10 +182,10 @@ def test_a_changed_number_is_repainted(show, qtbot):
 def editors():
     """The X and W_Q editors' models of one starter session, and every dataChanged of each."""
     from attention_explorer.ui.matrix_model import MatrixModel
+    from attention_explorer.ui.panel_context import PanelContext
 
-    session, prefs = Session.from_data(starter_session()), ViewPreferences()
-    history = History(session)
-    models = {name: MatrixModel(session, history, prefs, name) for name in ("X", "W_Q")}
+    context = PanelContext.for_session(Session.from_data(starter_session()))
+    models = {name: MatrixModel(context, name) for name in ("X", "W_Q")}
     changed = {name: [] for name in models}
     for name, model in models.items():
         model.dataChanged.connect(
@@ -193,16 +193,16 @@ def editors():
                 (a.row(), a.column(), b.row(), b.column())
             )
         )
-    yield session, history, prefs, models, changed
+    yield context, models, changed
     for model in models.values():
         model.detach()
 
 
-def _fresh_background(session, history, prefs, name, row, col):
+def _fresh_background(context, name, row, col):
     """The tint a model built now would give the cell (no cache can be stale in it)."""
     from attention_explorer.ui.matrix_model import MatrixModel
 
-    fresh = MatrixModel(session, history, prefs, name)
+    fresh = MatrixModel(context, name)
     try:
         return fresh.data(fresh.index(row, col), Qt.ItemDataRole.BackgroundRole).color()
     finally:
@@ -216,8 +216,8 @@ def _inner_cell(x: np.ndarray) -> tuple[int, int]:
 
 
 def test_an_edit_inside_the_range_announces_only_its_cell(editors):
-    session, history, prefs, models, changed = editors
-    x = session.inputs.X
+    context, models, changed = editors
+    x = context.session.inputs.X
     row, col = _inner_cell(x)
     inside = float(x.min() + 0.9 * (x.max() - x.min()))
     model = models["X"]
@@ -227,29 +227,30 @@ def test_an_edit_inside_the_range_announces_only_its_cell(editors):
     assert changed == {"X": [(row, col, row, col)], "W_Q": []}
     assert float(model.data(cell, Qt.ItemDataRole.EditRole)) == pytest.approx(inside)
     now = model.data(cell, Qt.ItemDataRole.BackgroundRole).color()
-    assert now == _fresh_background(session, history, prefs, "X", row, col) != background
+    assert now == _fresh_background(context, "X", row, col) != background
 
 
 def test_a_new_highest_value_retints_every_cell(editors):
-    session, history, prefs, models, changed = editors
+    context, models, changed = editors
+    session = context.session
     model = models["X"]
     other = model.data(model.index(2, 3), Qt.ItemDataRole.BackgroundRole).color()
     assert model.setData(model.index(0, 0), float(session.inputs.X.max()) + 5.0)
     rows, cols = session.inputs.X.shape
     assert changed["X"] == [(0, 0, rows - 1, cols - 1)]
     now = model.data(model.index(2, 3), Qt.ItemDataRole.BackgroundRole).color()
-    assert now == _fresh_background(session, history, prefs, "X", 2, 3) != other
+    assert now == _fresh_background(context, "X", 2, 3) != other
 
 
 def test_undo_announces_the_cell_it_restores(editors):
-    session, history, _, models, changed = editors
-    x = session.inputs.X
+    context, models, changed = editors
+    x = context.session.inputs.X
     row, col = _inner_cell(x)
     model = models["X"]
     old = model.data(model.index(row, col))
     assert model.setData(model.index(row, col), float(x.min() + 0.9 * (x.max() - x.min())))
     changed["X"].clear()
-    history.undo()
+    context.history.undo()
     assert changed["X"] == [(row, col, row, col)]
     assert model.data(model.index(row, col)) == old
 

@@ -11,7 +11,7 @@ from window_fixtures import RECOMPUTE_MS, choose, dialogs, window  # noqa: F401
 from attention_explorer.engine import AttentionConfig, AttentionInputs, compute
 from attention_explorer.session import History, Session, SessionData
 from attention_explorer.ui.matrix_panel import MatrixPanel
-from attention_explorer.ui.preferences import ViewPreferences
+from attention_explorer.ui.panel_context import PanelContext
 from attention_explorer.ui.stage_panel import step_caption
 
 
@@ -27,7 +27,7 @@ def _direct(heads: int, kv_heads: int | None) -> SessionData:
 
 def _matrix_panel(qtbot, data):
     session = Session.from_data(data)
-    panel = MatrixPanel(session, History(session), ViewPreferences())
+    panel = MatrixPanel(PanelContext.for_session(session))
     qtbot.addWidget(panel)
     panel.show()
     return session, panel

@@ -15,6 +15,7 @@ from attention_explorer.engine import AttentionConfig, AttentionInputs  # noqa: 
 from attention_explorer.session import History, Session, SessionData, resize, starter_session  # noqa: E402
 from attention_explorer.ui.matrix_model import MatrixModel  # noqa: E402
 from attention_explorer.ui.matrix_panel import MatrixPanel  # noqa: E402
+from attention_explorer.ui.panel_context import PanelContext  # noqa: E402
 from attention_explorer.ui.preferences import ViewPreferences  # noqa: E402
 
 TOKENS = ("The", "cat", "sat")
@@ -42,8 +43,13 @@ def history(session):
 
 
 @pytest.fixture
-def panel(qtbot, session, history):
-    panel = MatrixPanel(session, history, ViewPreferences())
+def context(session, history):
+    return PanelContext(session, history, ViewPreferences())
+
+
+@pytest.fixture
+def panel(qtbot, context):
+    panel = MatrixPanel(context)
     qtbot.addWidget(panel)
     panel.resize(560, 320)
     panel.show()
@@ -267,9 +273,9 @@ def test_selected_cell_highlights_the_query_row_and_the_key_row(qtbot, panel, se
     assert q.data(q.index(1, 0), Qt.ItemDataRole.BackgroundRole).color() != plain
 
 
-def test_tints_follow_the_colour_map_and_text_stays_readable(qtbot, session, history):
-    prefs = ViewPreferences()
-    model = MatrixModel(session, history, prefs, "Q", 0)
+def test_tints_follow_the_colour_map_and_text_stays_readable(qtbot, session, context):
+    prefs = context.prefs
+    model = MatrixModel(context, "Q", 0)
     low = model.data(model.index(0, 0), Qt.ItemDataRole.BackgroundRole).color()
     high = model.data(model.index(2, 1), Qt.ItemDataRole.BackgroundRole).color()
     assert low != high
@@ -289,9 +295,9 @@ def test_tooltips_name_the_cell_and_its_meaning(qtbot, panel):
     assert "K (head 1)[2, 0] = -1" in tip and "'sat'" in tip  # no shared kv heads here
 
 
-def test_weight_matrices_label_columns_by_head(qtbot, session, history):
+def test_weight_matrices_label_columns_by_head(qtbot, session, context):
     session.load(starter_session())
-    model = MatrixModel(session, history, ViewPreferences(), "W_Q")
+    model = MatrixModel(context, "W_Q")
     assert model.rowCount() == 8 and model.columnCount() == 8
     label = model.headerData(5, Qt.Orientation.Horizontal, Qt.ItemDataRole.DisplayRole)
     assert label == "h1.1"
@@ -318,7 +324,7 @@ def test_panel_rebuilds_when_the_mode_changes(qtbot, panel, session, history):
     assert panel.tab_names() == ["Q", "K", "V", "W_O"]
 
 
-def test_panel_shows_x_kv_in_cross_attention(qtbot, session, history):
+def test_panel_shows_x_kv_in_cross_attention(qtbot, session, context):
     data = starter_session()
     cross = data.with_changes(
         config=data.config.with_changes(attention="cross"),
@@ -326,7 +332,7 @@ def test_panel_shows_x_kv_in_cross_attention(qtbot, session, history):
         inputs=data.inputs.with_array("X_kv", np.zeros((2, 8))),
     )
     session.load(cross)
-    panel = MatrixPanel(session, history, ViewPreferences())
+    panel = MatrixPanel(context)
     qtbot.addWidget(panel)
     assert panel.tab_names() == ["X", "X_kv", "W_Q", "W_K", "W_V", "W_O"]
     model = panel.editor("X_kv").model()
@@ -377,9 +383,9 @@ def test_a_whole_edit_round_trip_leaves_no_stray_editor(qtbot, q1):
     assert line is None or not line.isVisible()
 
 
-def test_a_deleted_panel_no_longer_follows_the_session(qtbot, session, history):
+def test_a_deleted_panel_no_longer_follows_the_session(qtbot, session, context):
     holder = QWidget()
-    MatrixPanel(session, history, ViewPreferences(), holder)
+    MatrixPanel(context, holder)
     holder.deleteLater()
     QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
     session.tokens = ("x", "y", "z")  # would raise if a deleted model were still connected

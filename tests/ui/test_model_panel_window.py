@@ -20,10 +20,10 @@ from PySide6.QtGui import QColor, QMouseEvent
 from PySide6.QtWidgets import QApplication, QFileDialog
 
 from attention_explorer.pretrained import from_model
-from attention_explorer.session import History, Session, load_session, save_session
+from attention_explorer.session import Session, load_session, save_session
 from attention_explorer.session.starter import starter_session
 from attention_explorer.ui.model_panel import DEFAULT_TEXT, ModelPanel
-from attention_explorer.ui.preferences import ViewPreferences
+from attention_explorer.ui.panel_context import PanelContext
 
 
 @pytest.fixture
@@ -41,8 +41,7 @@ def no_chooser(monkeypatch):
 
 def test_the_panel_stands_alone_on_a_session_history_and_prefs(qtbot, gpt2_folder):
     session = Session.from_data(starter_session())
-    history = History(session)
-    panel = ModelPanel(session, history, ViewPreferences())
+    panel = ModelPanel(PanelContext.for_session(session))
     qtbot.addWidget(panel)
     assert not hasattr(panel, "window") or callable(panel.window)  # QWidget.window only
     panel.model_edit.setText(str(gpt2_folder))

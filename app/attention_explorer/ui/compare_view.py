@@ -20,11 +20,8 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QComboBox,
-    QHBoxLayout,
     QLabel,
-    QPushButton,
     QStackedLayout,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -34,6 +31,7 @@ from attention_explorer.exporting.stages import axis_names
 from attention_explorer.run import compute_session
 from attention_explorer.session import SessionData
 from attention_explorer.stages import MASKED_RGB, combined_stages, stage, title
+from attention_explorer.ui import layout_parts as parts
 from attention_explorer.ui.colormaps import colormap_by_name, colormap_name_for
 from attention_explorer.ui.compare_frames import difference_frame, side_frames, too_large
 from attention_explorer.ui.heatmap_axes import AxisLabels
@@ -74,9 +72,7 @@ class FrameView(QWidget):
         self.bar.setImageItem(self.image, insert_in=self.plot)
         self.bar.axis.setWidth(58)  # room for "−0.625": the labels were cut off
         self.axes: AxisLabels | None = None
-        self.message = QLabel()
-        self.message.setTextFormat(Qt.TextFormat.PlainText)
-        self.message.setWordWrap(True)
+        self.message = parts.plain_label()
         self.message.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self._stack = QStackedLayout(self)
         self._stack.addWidget(self.graphics)
@@ -172,24 +168,17 @@ class CompareView(QWidget):
         self.stage_box = QComboBox()
         for name in ALL_STAGES:
             self.stage_box.addItem(title(name), name)
-        self.note = QLabel()
-        self.note.setTextFormat(Qt.TextFormat.PlainText)
-        self.note.setWordWrap(True)
+        self.note = parts.plain_label()
         self.views = {k: FrameView() for k in ("original", "edited", "difference")}
-        top = QHBoxLayout()
-        top.addWidget(QLabel("Stage"))
-        top.addWidget(self.stage_box)
-        top.addWidget(self.note, 1)
-        self.export_button = QPushButton("Export difference…")
+        self.export_button = parts.button("Export difference…")
         self.export_button.clicked.connect(lambda: self.export_difference())
-        top.addWidget(self.export_button)
-        row = QHBoxLayout()
-        for view in self.views.values():
-            row.addWidget(view, 1)
-        layout = QVBoxLayout(self)
+        sides = parts.row(*((view, 1) for view in self.views.values()))  # equal widths
+        layout = parts.column(
+            self,
+            parts.row(QLabel("Stage"), self.stage_box, (self.note, 1), self.export_button),
+            (sides, 1),
+        )
         layout.setContentsMargins(2, 2, 2, 2)
-        layout.addLayout(top)
-        layout.addLayout(row, 1)
         self.stage_box.currentIndexChanged.connect(lambda *_: self.refresh())
         self._worker.ready.connect(self._on_original)
         self._worker.failed.connect(self._on_failed)

@@ -32,6 +32,7 @@ from attention_explorer.ui.main_menus import build_menus
 from attention_explorer.ui.matrix_panel import MatrixPanel
 from attention_explorer.ui.model_install import install_model_features
 from attention_explorer.ui.model_panel import ModelPanel
+from attention_explorer.ui.panel_context import PanelContext
 from attention_explorer.ui.preferences import ViewPreferences
 from attention_explorer.ui.session_file import DocumentController
 from attention_explorer.ui.stage_panel import StagePanel
@@ -57,6 +58,7 @@ class MainWindow(QMainWindow):
         self.session = session or Session.from_data(starter_session())
         self.history = History(self.session)
         self.prefs = ViewPreferences.load(self.settings)
+        self.context = PanelContext(self.session, self.history, self.prefs)
         self.live = LiveTrace(self.session, self)
         self.document = DocumentController(self.session, self.history, self.settings, self)
         self.setObjectName("mainWindow")
@@ -78,13 +80,13 @@ class MainWindow(QMainWindow):
         live.updated.connect(self.status.begin_paint)
         self.banner = ExperimentBanner(s, live)
         self.tokens = TokenStrip(s, h)
-        self.matrices = MatrixPanel(s, h, prefs)
+        self.matrices = MatrixPanel(self.context)
         self.stages = StagePanel(s, live, prefs)
         self.heads_grid = HeadsGrid(s, live, prefs)
         self.walkthrough = WalkthroughPanel(s, live)
         self.controls = ControlsPanel(s, h)
         self.arithmetic = CellArithmetic(s, live)
-        self.model_panel = ModelPanel(s, h, prefs)
+        self.model_panel = ModelPanel(self.context)
         live.updated.connect(self.status.end_paint)
 
         left = QWidget()

@@ -14,8 +14,6 @@ from PySide6.QtCore import Signal as QtSignal
 from PySide6.QtGui import QBrush, QColor, QFont, QGuiApplication, QPalette
 
 from attention_explorer.engine.inputs import MAX_ABS_INPUT
-from attention_explorer.session.history import History
-from attention_explorer.session.model import Session
 from attention_explorer.ui.colormaps import colormap_by_name
 from attention_explorer.ui.matrix_changes import changed_box, value_range
 from attention_explorer.ui.number_text import (
@@ -24,8 +22,8 @@ from attention_explorer.ui.number_text import (
     format_number,
     parse_number,
 )
+from attention_explorer.ui.panel_context import PanelContext
 from attention_explorer.ui.plain_text import error_text_style, luminance, plain_tooltip
-from attention_explorer.ui.preferences import ViewPreferences
 from attention_explorer.ui.session_links import (  # the two functions: for token_strip.py
     SessionLinks,
     connect_until_destroyed,
@@ -59,7 +57,8 @@ _Index = QModelIndex | QPersistentModelIndex
 
 
 class MatrixModel(QAbstractTableModel):
-    """Editable view of ``session.inputs.<name>`` (or of its slice ``[head]``).
+    """Editable view of ``session.inputs.<name>`` (or of its slice ``[head]``), the session,
+    its undo history and the colour map taken from ``context``.
 
     Signals: ``input_error(str)`` when text or a block is refused; ``input_accepted()``
     after a successful write.
@@ -70,17 +69,13 @@ class MatrixModel(QAbstractTableModel):
 
     def __init__(
         self,
-        session: Session,
-        history: History,
-        prefs: ViewPreferences,
+        context: PanelContext,
         name: str,
         head: int | None = None,
         parent: QObject | None = None,
     ):
         super().__init__(parent)
-        self.session = session
-        self.history = history
-        self.prefs = prefs
+        self.session, self.history, self.prefs = context.session, context.history, context.prefs
         self.name = name
         self.head = head
         self.last_edit_ok = True
@@ -89,7 +84,7 @@ class MatrixModel(QAbstractTableModel):
         self._shown = self.matrix()  # [rows, cols] as last told to the table
         self._range_of = self.full_array()  # the array the tints' scale was measured on
         self._tint_range = value_range(self._range_of)  # the tints' scale
-        events = session.events
+        events = self.session.events
         label_events = (events.tokens, events.kv_tokens, events.config)
         self._links = SessionLinks(
             self,
@@ -97,7 +92,7 @@ class MatrixModel(QAbstractTableModel):
                 (events.inputs, self._on_inputs_changed),
                 *((e, self._on_labels_changed) for e in label_events),
                 (events.selected_cell, self._on_selected_cell_changed),
-                (prefs.events.colormap, self._on_colormap_changed),
+                (self.prefs.events.colormap, self._on_colormap_changed),
             ],
         )
 

@@ -11,11 +11,10 @@ from __future__ import annotations
 from PySide6.QtCore import QSignalBlocker, Signal
 from PySide6.QtWidgets import QAbstractItemView, QTabWidget, QVBoxLayout, QWidget
 
-from attention_explorer.session.history import History
 from attention_explorer.session.model import Session
 from attention_explorer.ui.matrix_editor import MatrixEditor
 from attention_explorer.ui.matrix_model import MatrixModel
-from attention_explorer.ui.preferences import ViewPreferences
+from attention_explorer.ui.panel_context import PanelContext
 from attention_explorer.ui.session_links import SessionLinks
 
 #: Per-head arrays of direct mode.
@@ -52,24 +51,17 @@ def panel_layout(session: Session) -> tuple[tuple[str, tuple[int, ...]], ...]:
 
 
 class MatrixPanel(QWidget):
-    """Every input matrix of the session in tabs, each an editable :class:`MatrixEditor`.
+    """Every input matrix of ``context.session`` in tabs, each an editable :class:`MatrixEditor`.
 
     ``input_error(str)`` repeats every message an editor refuses an edit with.
     """
 
     input_error = Signal(str)
 
-    def __init__(
-        self,
-        session: Session,
-        history: History,
-        prefs: ViewPreferences,
-        parent: QWidget | None = None,
-    ):
+    def __init__(self, context: PanelContext, parent: QWidget | None = None):
         super().__init__(parent)
-        self.session = session
-        self.history = history
-        self.prefs = prefs
+        self.context = context
+        self.session, self.history = context.session, context.history
         self._editors: dict[tuple[str, int | None], MatrixEditor] = {}
         self._head_tabs: dict[str, QTabWidget] = {}
         self._layout_key: tuple | None = None
@@ -81,7 +73,7 @@ class MatrixPanel(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.tabs)
         self._rebuild()
-        events = session.events
+        events = self.session.events
         shape_events = (events.config, events.inputs, events.tokens)
         # Before the editors' own handlers (priority 1): a change of head count replaces the
         # editors of heads that no longer exist before they could be asked to show them.
@@ -182,7 +174,7 @@ class MatrixPanel(QWidget):
         return pages
 
     def _make_editor(self, name: str, head: int | None) -> MatrixEditor:
-        model = MatrixModel(self.session, self.history, self.prefs, name, head)
+        model = MatrixModel(self.context, name, head)
         editor = MatrixEditor(model, self)
         editor.model().input_error.connect(self.input_error)
         if name in ("W_Q", "W_K", "W_V"):  # scrolled to the head once laid out (a range)

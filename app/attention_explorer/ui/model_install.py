@@ -63,10 +63,8 @@ def install_model_run(window) -> None:
     # overview's maps at 40 px or more); the Model panel's message line sums the output up.
     window.tabifyDockWidget(window.model_dock, window.output_dock)
     window.output_dock.hide()
-    window.model_live = ModelLive(
-        window.session, window.prefs, window.model_panel, window.model_output, window
-    )
-    window.knockouts = Knockouts(window.session, window.history, window.model_panel, window)
+    window.model_live = ModelLive(window.model_panel, window.model_output, window)
+    window.knockouts = Knockouts(window.model_panel, window)
     window.knockouts.attach_heads_grid(window.heads_grid, window.live)
 
     def follow_origin() -> None:

@@ -27,11 +27,12 @@ def knockouts_of(data) -> tuple[tuple[int, int], ...]:
 
 
 class Knockouts(QObject):
-    """Knock heads out of the open model layer's run (``panel``: the ModelPanel)."""
+    """Knock heads out of the open model layer's run (``panel``: the ModelPanel, whose
+    session the knockouts are recorded in, as undo steps of its history)."""
 
-    def __init__(self, session, history, panel, parent: QObject | None = None):
+    def __init__(self, panel, parent: QObject | None = None):
         super().__init__(parent)
-        self.session, self.history, self.panel = session, history, panel
+        self.session, self.history, self.panel = panel.context.session, panel.context.history, panel
         panel.overview.head_menu_requested.connect(lambda l, h, at: self.menu(l, h).exec(at))
         self.grid = None
         self._crosses: list = []

@@ -21,12 +21,13 @@ from attention_explorer.ui.model_runner import ModelRunner
 
 
 class ModelLive(QObject):
-    """Follows ``session`` edits through the model of ``panel`` (a ModelPanel) into the
-    overview and ``output`` (an OutputPanel). ``latencies_ms``: request → shown, per run."""
+    """Follows the edits of the session of ``panel`` (a ModelPanel) through its model into
+    the overview and ``output`` (an OutputPanel). ``latencies_ms``: request → shown, per run."""
 
-    def __init__(self, session, prefs, panel, output, parent: QObject | None = None):
+    def __init__(self, panel, output, parent: QObject | None = None):
         super().__init__(parent)
-        self.session, self.prefs, self.panel, self.output = session, prefs, panel, output
+        self.session, self.prefs = panel.context.session, panel.context.prefs
+        self.panel, self.output = panel, output
         self.runner = ModelRunner(self)
         self.original = self.edited = None
         self.latencies_ms: list[float] = []
@@ -37,7 +38,7 @@ class ModelLive(QObject):
         self._timer = QTimer(self, singleShot=True, interval=0)
         self._timer.timeout.connect(self._after_burst)
         self._dirty = False
-        events = session.events
+        events = self.session.events
         for event in (events.inputs, events.config, events.tokens, events.experiment):
             event.connect(lambda *_: self._on_change())
         panel.origin_changed.connect(self._on_change)
@@ -47,8 +48,8 @@ class ModelLive(QObject):
         self.runner.failed.connect(self._on_failed)
         self.runner.second_ready.connect(output.show_second)
         output.second_changed.connect(self.runner.request_embedding)
-        prefs.events.colormap.connect(lambda *_: self.draw_overview())
-        prefs.events.diverging_colormap.connect(lambda *_: self.draw_overview())
+        for event in (self.prefs.events.colormap, self.prefs.events.diverging_colormap):
+            event.connect(lambda *_: self.draw_overview())
 
     def _on_change(self) -> None:
         if self._timer.isActive():

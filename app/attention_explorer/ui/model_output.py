@@ -22,10 +22,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
-    QFormLayout,
-    QHBoxLayout,
     QHeaderView,
-    QLabel,
     QLineEdit,
     QSpinBox,
     QTableWidget,
@@ -35,18 +32,12 @@ from PySide6.QtWidgets import (
 )
 
 from attention_explorer.display.ticks import axis_ticks, short_label, tick_stride
+from attention_explorer.ui import layout_parts as parts
 from attention_explorer.ui.colormaps import colormap_by_name
 
 DEFAULT_SECOND = "A cat was sleeping on the rug."
 TOP_K = 10
 MASK_TOKENS = ("[MASK]", "<mask>")
-
-
-def _plain(text: str = "") -> QLabel:
-    label = QLabel(text)
-    label.setTextFormat(Qt.TextFormat.PlainText)  # token names are never rich text
-    label.setWordWrap(True)
-    return label
 
 
 def percent(p: float) -> str:
@@ -134,10 +125,10 @@ class OutputPanel(QWidget):
         super().__init__(parent)
         self.original = self.edited = None
         self.second_embedding: np.ndarray | None = None
-        self.kind = _plain("Open a layer of a model: its output shows here.")
+        self.kind = parts.plain_label("Open a layer of a model: its output shows here.")
         self.position = QSpinBox()
         self.position.setEnabled(False)
-        self.position_label = _plain()
+        self.position_label = parts.plain_label()
         self.table = QTableWidget(0, 4)
         self.table.setHorizontalHeaderLabels(["token", "after", "before", "change"])
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
@@ -145,29 +136,30 @@ class OutputPanel(QWidget):
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().setDefaultSectionSize(22)
         self.table.setMinimumHeight(22 * TOP_K + 30)  # all ten rows: the dock scrolls instead
-        self.strip_label = _plain("Probability of each actual next token (before, after)")
+        self.strip_label = parts.plain_label(
+            "Probability of each actual next token (before, after)"
+        )
         self.strip = _Map("viridis", 110)
         self.second = QLineEdit(DEFAULT_SECOND)
-        self.similarity = _plain()
-        self.moved_label = _plain("How far each layer's hidden state moved, per token")
+        self.similarity = parts.plain_label()
+        self.moved_label = parts.plain_label("How far each layer's hidden state moved, per token")
         self.moved = _Map("magma", 170)
-        where = QHBoxLayout()
-        where.addWidget(self.position)
-        where.addWidget(self.position_label, 1)
-        form = QFormLayout()
-        form.addRow("Position", where)
-        form.addRow("Compare with", self.second)
-        layout = QVBoxLayout(self)
-        layout.addWidget(self.kind)
-        layout.addLayout(form)
-        layout.addWidget(self.table)
-        layout.addWidget(self.similarity)
-        layout.addWidget(self.strip_label)
-        layout.addWidget(self.strip)
-        layout.addWidget(self.moved_label)
-        layout.addWidget(self.moved)
-        layout.addStretch(1)  # an embedding model has no table: the rest stays at the top
-        self._form = form
+        self._form = parts.form(
+            ("Position", parts.row(self.position, (self.position_label, 1))),
+            ("Compare with", self.second),
+        )
+        parts.column(
+            self,
+            self.kind,
+            self._form,
+            self.table,
+            self.similarity,
+            self.strip_label,
+            self.strip,
+            self.moved_label,
+            self.moved,
+            parts.STRETCH,  # an embedding model has no table: the rest stays at the top
+        )
         self.position.valueChanged.connect(lambda *_: self._show_predictions())
         self.second.editingFinished.connect(lambda: self.second_changed.emit(self.second.text()))
         self._set_sections(predictions=False, embedding=False)

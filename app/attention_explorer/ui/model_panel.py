@@ -12,39 +12,30 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
-    QFormLayout,
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QProgressBar,
     QPushButton,
     QScrollArea,
     QSpinBox,
-    QVBoxLayout,
     QWidget,
 )
 
-from attention_explorer.session import History, Session, SessionData
+from attention_explorer.session import SessionData
+from attention_explorer.ui import layout_parts as parts
 from attention_explorer.ui.model_loader import ModelLoader
 from attention_explorer.ui.model_overview import ModelOverview
-from attention_explorer.ui.preferences import ViewPreferences
+from attention_explorer.ui.panel_context import PanelContext
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 DEFAULT_TEXT = "The cat sat on the mat because it was tired."
 #: What the overview shows once a model layer is open: the edited run, the model's own, or
 #: their difference.
 SHOW_CHOICES = ("Edited", "Original", "Difference")
-
-
-def _plain_label(text: str = "") -> QLabel:
-    label = QLabel(text)
-    label.setTextFormat(Qt.TextFormat.PlainText)  # token names and paths are never rich text
-    label.setWordWrap(True)
-    return label
 
 
 def model_info(data: SessionData) -> dict:
@@ -56,7 +47,8 @@ def model_info(data: SessionData) -> dict:
 
 
 class ModelPanel(QWidget):
-    """The Model dock, over ``session`` and ``history`` (as the other panels).
+    """The Model dock, over the session, history and preferences of ``context`` (as the
+    matrix panel).
 
     Signals: ``open_requested(session_data, head)`` when the learner opens a layer (the window
     replaces its document, then calls :meth:`opened`); ``status(text, msecs)`` for the status
@@ -67,15 +59,10 @@ class ModelPanel(QWidget):
     status = Signal(str, int)
     origin_changed = Signal()
 
-    def __init__(
-        self,
-        session: Session,
-        history: History,
-        prefs: ViewPreferences,
-        parent: QWidget | None = None,
-    ):
+    def __init__(self, context: PanelContext, parent: QWidget | None = None):
         super().__init__(parent)
-        self.session, self.history, self.prefs = session, history, prefs
+        self.context = context
+        self.session, self.history, self.prefs = context.session, context.history, context.prefs
         self.loader = ModelLoader(self)
         self.loaded = None  # LoadedModel of the overview
         self.text = ""  # the text the overview was computed on
@@ -91,19 +78,20 @@ class ModelPanel(QWidget):
     def _build(self) -> None:
         self.model_edit = QLineEdit(DEFAULT_MODEL)
         self.model_edit.setPlaceholderText("a model folder, or a hub id such as all-MiniLM-L6-v2")
-        self.browse_button = QPushButton("Browse…")
+        self.browse_button = parts.button("Browse…")
         self.text_edit = QLineEdit(DEFAULT_TEXT)
-        self.load_button = QPushButton("Load")
+        self.load_button = parts.button("Load")
         self.load_button.setDefault(True)
-        self.progress = QProgressBar()
-        self.progress.setVisible(False)
-        self.message = _plain_label()
+        self.progress = parts.progress_bar()
+        self.message = parts.plain_label()
         self.layer_spin = QSpinBox()
         self.layer_spin.setRange(0, 0)
         self.layer_spin.setEnabled(False)
-        self.open_button = QPushButton("Open this layer")
-        self.open_button.setEnabled(False)
-        self.open_button.setToolTip("Open the picked layer in the explorer (or click a map)")
+        self.open_button = parts.button(
+            "Open this layer",
+            enabled=False,
+            tip="Open the picked layer in the explorer (or click a map)",
+        )
         self.show_box = QComboBox()
         self.show_box.addItems(SHOW_CHOICES)
         self.show_box.setToolTip(
@@ -118,36 +106,23 @@ class ModelPanel(QWidget):
         tokens_scroll.setWidgetResizable(True)
         tokens_scroll.setFixedHeight(44)
         self.overview = ModelOverview(self.prefs.colormap)
-        self.origin_label = _plain_label()
-        self.back_button = QPushButton("Back to the model's numbers")
+        self.origin_label = parts.plain_label()
+        self.back_button = parts.button("Back to the model's numbers")
         self.back_button.setVisible(False)
-
-        source = QHBoxLayout()
-        source.addWidget(self.model_edit, 1)
-        source.addWidget(self.browse_button)
-        text = QHBoxLayout()
-        text.addWidget(self.text_edit, 1)
-        text.addWidget(self.load_button)
-        layer = QHBoxLayout()
-        layer.addWidget(self.layer_spin)
-        layer.addWidget(self.open_button)
-        layer.addStretch(1)
-        layer.addWidget(QLabel("Show"))
-        layer.addWidget(self.show_box)
-        form = QFormLayout()
-        form.addRow("Model", source)
-        form.addRow("Text", text)
-        form.addRow("Layer", layer)
-        origin = QHBoxLayout()
-        origin.addWidget(self.origin_label, 1)
-        origin.addWidget(self.back_button)
-        layout = QVBoxLayout(self)
-        layout.addLayout(form)
-        layout.addWidget(self.progress)
-        layout.addWidget(self.message)
-        layout.addWidget(tokens_scroll)
-        layout.addWidget(self.overview, 1)
-        layout.addLayout(origin)
+        show = (QLabel("Show"), self.show_box)
+        parts.column(
+            self,
+            parts.form(
+                ("Model", parts.row((self.model_edit, 1), self.browse_button)),
+                ("Text", parts.row((self.text_edit, 1), self.load_button)),
+                ("Layer", parts.row(self.layer_spin, self.open_button, parts.STRETCH, *show)),
+            ),
+            self.progress,
+            self.message,
+            tokens_scroll,
+            (self.overview, 1),
+            parts.row((self.origin_label, 1), self.back_button),
+        )
 
     def _connect(self) -> None:
         self.browse_button.clicked.connect(lambda: self.choose_folder())

@@ -13,25 +13,15 @@ from __future__ import annotations
 import threading
 
 import numpy as np
-from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtWidgets import (
-    QComboBox,
-    QDialog,
-    QFormLayout,
-    QHBoxLayout,
-    QLabel,
-    QLineEdit,
-    QProgressBar,
-    QPushButton,
-    QSpinBox,
-    QVBoxLayout,
-)
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QComboBox, QDialog, QLineEdit, QSpinBox
 
 from attention_explorer.display import DisplayFrame
 from attention_explorer.display.arrays import frame_for_array
 from attention_explorer.exporting.figure import frame_figure
 from attention_explorer.pretrained.run import WINDOW_THREADS
 from attention_explorer.stages import DEFAULT_DIVERGING
+from attention_explorer.ui import layout_parts as parts
 from attention_explorer.ui.compare_view import FrameView
 from attention_explorer.ui.model_figures import save_figure_as
 
@@ -143,33 +133,26 @@ class SweepDialog(QDialog):
         self.position.setValue(-1)
         self.other = QLineEdit()
         self.other.setPlaceholderText("empty: similarity to the unchanged run's embedding")
-        form = QFormLayout()
-        form.addRow("Measure", self.measure)
-        form.addRow("Target token", self.target)
-        form.addRow("Position", self.position)
-        form.addRow("Second sentence", self.other)
-        self.note = QLabel()
-        self.note.setTextFormat(Qt.TextFormat.PlainText)
-        self.note.setWordWrap(True)
-        self.bar = QProgressBar()
-        self.bar.setVisible(False)
-        self.start_button = QPushButton("Start")
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setEnabled(False)
-        self.export_button = QPushButton("Export map…")
-        self.export_button.setEnabled(False)
-        buttons = QHBoxLayout()
-        for button in (self.start_button, self.cancel_button, self.export_button):
-            buttons.addWidget(button)
-        buttons.addStretch(1)
+        self.note = parts.plain_label()
+        self.bar = parts.progress_bar()
+        self.start_button = parts.button("Start")
+        self.cancel_button = parts.button("Cancel", enabled=False)
+        self.export_button = parts.button("Export map…", enabled=False)
         self.map = FrameView()
         self.map.show_message("Start the sweep: each head is knocked out in turn.")
-        layout = QVBoxLayout(self)
-        layout.addLayout(form)
-        layout.addLayout(buttons)
-        layout.addWidget(self.bar)
-        layout.addWidget(self.note)
-        layout.addWidget(self.map, 1)
+        parts.column(
+            self,
+            parts.form(
+                ("Measure", self.measure),
+                ("Target token", self.target),
+                ("Position", self.position),
+                ("Second sentence", self.other),
+            ),
+            parts.row(self.start_button, self.cancel_button, self.export_button, parts.STRETCH),
+            self.bar,
+            self.note,
+            (self.map, 1),
+        )
         self.start_button.clicked.connect(lambda: self.start())
         self.cancel_button.clicked.connect(lambda: self.worker.cancel.set())
         self.export_button.clicked.connect(lambda: self.export())
