@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
-
 from attention_explorer.engine import steps
 from attention_explorer.engine.backend import ArrayLib
 from attention_explorer.engine.config import AttentionConfig
@@ -62,23 +60,15 @@ def projected_heads(lib: ArrayLib, config, inputs, n: int, m: int, plan, kept: d
     kv = kv_heads(config, plan.run_heads)
     dk, dv = config.head_dim, config.value_dim
 
-    parts = [  # (W [d_model, s*width], b, heads, width) of Q, K and V
-        (*steps.head_columns(W, b, which, width), len(which), width)
-        for W, b, which, width in (
-            (inputs.W_Q, inputs.b_Q, list(plan.run_heads), dk),
-            (inputs.W_K, inputs.b_K, kv, dk),
-            (inputs.W_V, inputs.b_V, kv, dv),
-        )[: 3 if plan.need_v else 2]
-    ]
-    if Xk is Xq and np.dtype(inputs.W_Q.dtype) != np.dtype(lib.dtype_name):
-        flats = steps.project_together(lib, Xq, [(W, b) for W, b, _, _ in parts])
-    else:  # cross-attention, or weights used as they are: a product each
-        flats = [steps.project(lib, X, W, b) for X, (W, b, _, _) in zip((Xq, Xk, Xk), parts)]
-    Q, K, *V = (  # [s, rows, width] each
-        steps.split_heads(lib.xp, flat, count, width)
-        for flat, (_, _, count, width) in zip(flats, parts)
-    )
-    return Q, K, (V[0] if V else None)
+    def heads_of(W, b, which, width, source):
+        W_part, b_part = steps.head_columns(W, b, which, width)
+        flat = steps.project(lib, source, W_part, b_part)  # [rows, s*width]
+        return steps.split_heads(lib.xp, flat, len(which), width)  # [s, rows, width]
+
+    Q = heads_of(inputs.W_Q, inputs.b_Q, list(plan.run_heads), dk, Xq)  # [s, n, d_k]
+    K = heads_of(inputs.W_K, inputs.b_K, kv, dk, Xk)  # [s, m, d_k]
+    V = heads_of(inputs.W_V, inputs.b_V, kv, dv, Xk) if plan.need_v else None  # [s, m, d_v]
+    return Q, K, V
 
 
 def rotated_heads(lib: ArrayLib, config, Q, K):

@@ -49,22 +49,6 @@ def project(lib: ArrayLib, source, W: np.ndarray, b: np.ndarray | None):
     return out
 
 
-def project_together(lib: ArrayLib, source, pairs: Sequence[tuple]) -> list:
-    """``source [rows, d_model]`` times each ``(W [d_model, c_i], b [c_i] or None)`` of
-    ``pairs`` in one product: the weights side by side, converted to the run's dtype in the
-    same pass as they are joined, and the result cut back into ``[rows, c_i]`` each. For a
-    run whose dtype is not the weights' (they are copied anyway): one product of 3x the
-    width took 2/3 of the time of three on torch's cpu at n = 256."""
-    widths = [W.shape[1] for W, _ in pairs]
-    joined = np.concatenate([W for W, _ in pairs], axis=1, dtype=lib.dtype_name)  # [d, sum c]
-    out = lib.xp.matmul(source, lib.asarray(joined))  # [rows, sum c]
-    if any(b is not None for _, b in pairs):
-        zeros = [np.zeros(c) if b is None else b for c, (_, b) in zip(widths, pairs)]
-        out = out + lib.asarray(np.concatenate(zeros, dtype=lib.dtype_name))  # [rows, sum c]
-    cuts = np.cumsum([0, *widths])
-    return [out[:, lo:hi] for lo, hi in zip(cuts[:-1], cuts[1:])]  # [rows, c_i] each
-
-
 def split_heads(xp, flat, heads: int, width: int):
     """``[rows, heads*width]`` as one matrix per head, ``[heads, rows, width]``."""
     rows = flat.shape[0]
