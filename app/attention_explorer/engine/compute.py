@@ -23,7 +23,7 @@ from functools import partial
 import numpy as np
 
 from attention_explorer.engine import steps
-from attention_explorer.engine.backend import ArrayLib, Backend
+from attention_explorer.engine.backend import ArrayLib, Backend, extremes_for
 from attention_explorer.engine.block_runner import BlockRunner, full_trace_rows, usable_cores
 from attention_explorer.engine.budget import check_budget
 from attention_explorer.engine.cache import EngineCache
@@ -72,7 +72,7 @@ def compute(
     """
     backend = backend or Backend()
     config = resolve_config(config, inputs)
-    n, m = validate_inputs(config, inputs)
+    n, m = validate_inputs(config, inputs, extremes_for(backend))
     plan = _plan(config, _stage_set(stages), _head_list(heads, config.heads), n, m, preview)
     # before allocating anything
     check_budget(config, n, m, heads_kept=len(plan.selected), dtype=dtype, preview=plan.preview)

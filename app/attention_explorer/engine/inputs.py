@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 
 import numpy as np
@@ -88,10 +89,22 @@ def _check(name: str, array: np.ndarray | None, expected: tuple[int, ...], what:
         )
 
 
-def _check_values(name: str, array: np.ndarray) -> None:
+#: ``extremes(array) -> (smallest, largest)``, NaN when the array holds a NaN.
+Extremes = Callable[[np.ndarray], tuple[float, float]]
+
+
+def numpy_extremes(array: np.ndarray) -> tuple[float, float]:
+    """The smallest and largest value of a non-empty array (NaN when it holds a NaN)."""
+    return array.min(), array.max()
+
+
+def _check_values(name: str, array: np.ndarray, extremes: Extremes) -> None:
     if not np.issubdtype(array.dtype, np.number):
         raise AttentionInputError(f"inputs.{name}", "must hold numbers")
-    if array.size == 0 or -MAX_ABS_INPUT <= array.min() and array.max() <= MAX_ABS_INPUT:
+    if array.size == 0:
+        return
+    low, high = extremes(array)
+    if -MAX_ABS_INPUT <= low and high <= MAX_ABS_INPUT:
         return  # the common case, without temporaries (NaN propagates and compares False)
     finite = np.isfinite(array)
     if not finite.all():
@@ -122,18 +135,22 @@ def resolve_config(config: AttentionConfig, inputs: AttentionInputs) -> Attentio
     return config.with_changes(**changes) if changes else config
 
 
-def validate_inputs(config: AttentionConfig, inputs: AttentionInputs) -> tuple[int, int]:
+def validate_inputs(
+    config: AttentionConfig, inputs: AttentionInputs, extremes: Extremes = numpy_extremes
+) -> tuple[int, int]:
     """Check every array's shape and values against the config; return (n_queries, n_keys).
 
     Raises :class:`AttentionInputError` naming the array, e.g.
-    ``inputs.K: expected 1x3x2 (heads x tokens x d_k), got 1x2x2``.
+    ``inputs.K: expected 1x3x2 (heads x tokens x d_k), got 1x2x2``. ``extremes(array)``
+    gives an array's (smallest, largest) value, NaN when it holds a NaN: numpy's by default;
+    a torch pass reads them with torch (:func:`~.backend.ArrayLib.extremes`).
     """
     # The settings first: with, say, 0 heads every expected shape would be wrong, and the
     # error must name the setting ("heads"), not an array that merely disagrees with it.
     config.validate()
     h, kv, dk, dv = config.heads, config.n_kv_heads, config.head_dim, config.value_dim
     for name, array in inputs.arrays().items():
-        _check_values(name, array)
+        _check_values(name, array, extremes)
     if config.mode == "projection":
         X = inputs.X
         if X is None or X.ndim != 2 or X.shape[0] < 1:
