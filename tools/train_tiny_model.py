@@ -54,11 +54,11 @@ seed, steps, time, loss, accuracy, knockouts and scores: ``tools/train_tiny_mode
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
 import numpy as np
+from tiny_model_files import save
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "resources" / "models" / "tiny-induction"
@@ -347,29 +347,6 @@ def train(args) -> tuple[object, list[tuple], float]:
     return model, log, time.perf_counter() - start
 
 
-def save_tokenizer(folder: Path) -> None:
-    """tokenizer.json: the words in id order, [UNK] last; lowercased, split on whitespace."""
-    from tokenizers import Tokenizer, normalizers, pre_tokenizers
-    from tokenizers.models import WordLevel
-
-    vocab = {w: i for i, w in enumerate(WORDS)} | {UNK: len(WORDS)}
-    tokenizer = Tokenizer(WordLevel(vocab, unk_token=UNK))
-    tokenizer.normalizer = normalizers.Lowercase()
-    tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    tokenizer.save(str(folder / "tokenizer.json"))
-
-
-def save(model, folder: Path) -> None:
-    """config.json + model.safetensors + tokenizer.json in ``folder`` (nothing else)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(folder, safe_serialization=True)
-    for extra in ("generation_config.json",):
-        (folder / extra).unlink(missing_ok=True)
-    config = json.loads((folder / "config.json").read_text())
-    (folder / "config.json").write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
-    save_tokenizer(folder)
-
-
 def main(argv: list[str] | None = None) -> int:
     """Train with the recorded settings (or those given) and write the model folder."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -398,7 +375,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     model, log, seconds = train(args)
     model.eval()
-    save(model, args.out)
+    save(model, args.out, WORDS, UNK)
     gap = check_fast_logits(model, np.random.default_rng(args.seed + 3))
     print(f"direct forward against transformers: largest logit difference {gap:.1e}")
     final = evaluate(model, np.random.default_rng(args.seed + 2), 512)[0]
