@@ -143,7 +143,7 @@ def validate_inputs(
     Raises :class:`AttentionInputError` naming the array, e.g.
     ``inputs.K: expected 1x3x2 (heads x tokens x d_k), got 1x2x2``. ``extremes(array)``
     gives an array's (smallest, largest) value, NaN when it holds a NaN: numpy's by default;
-    a torch pass reads them with torch (:func:`~.backend.ArrayLib.extremes`).
+    a torch pass reads them with torch (:func:`~.backend.extremes_for`).
     """
     # The settings first: with, say, 0 heads every expected shape would be wrong, and the
     # error must name the setting ("heads"), not an array that merely disagrees with it.

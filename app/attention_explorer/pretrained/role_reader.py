@@ -71,11 +71,12 @@ class RoleReader:
 
     def linear(self, role: str, i: int | None, d_in: int | None, d_out: int | None):
         """(W [in, out], b [out] or None). An ``out_in`` weight is converted as stored and
-        handed on transposed (a view, F-ordered): BLAS reads it so, with no copy."""
+        handed on transposed: a row-major copy when the layers are kept (``rows``), else a
+        view (F-ordered), which BLAS reads with no copy."""
         name = self.name(role, i)
         out_in = self.arch.linear_layout == "out_in"
         w = self.get(name + ".weight", shape=(d_out, d_in) if out_in else (d_in, d_out))
-        if out_in:  # [in, out]: a row-major copy when the layers are kept converted
+        if out_in:  # [in, out]
             w = np.ascontiguousarray(w.T) if self.rows else w.T
         bias = self.get(name + ".bias", shape=(d_out,)) if self.has(role, i, ".bias") else None
         return w, bias
