@@ -218,8 +218,8 @@ def _base_run(loaded: LoadedModel, text: str, backend: str, dtype: str, threads:
     def base() -> ModelRun:
         key = ("base", text, backend, dtype)
         if key not in loaded.cast:
-            for old in [k for k in loaded.cast if k[0] == "base"][:-3]:
-                del loaded.cast[old]
+            for old in [k for k in list(loaded.cast) if k[0] == "base"][:-3]:
+                loaded.cast.pop(old, None)  # another thread may have taken it
             loaded.cast[key] = model_run(
                 loaded, text, backend=backend, dtype=dtype, threads=threads
             )
