@@ -118,9 +118,9 @@ def reference(folder, family: str, ids):
     return attentions, hidden, out.logits[0].numpy()
 
 
-def assert_parity(folder, family: str):
+def assert_parity(folder, family: str, backend: str = "numpy"):
     """The model run matches transformers; returns the run and the largest difference."""
-    run = model_run(folder, TEXT, dtype="float64")
+    run = model_run(folder, TEXT, dtype="float64", backend=backend)
     attentions, hidden, logits = reference(folder, family, list(run.ids))
     worst = 0.0
     for ours, theirs in ((run.attentions, attentions), (run.logits, logits)):
@@ -156,10 +156,11 @@ def assert_parity(folder, family: str):
     ],
     ids=["llama-gqa", "llama-head-dim-tied", "qwen2", "mistral-window", "llama3-rope", "linear"],
 )
-def test_family_matches_transformers(tmp_path, family, extra):
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_family_matches_transformers(tmp_path, family, extra, backend):
     make_checkpoint(tmp_path, family, **extra)
-    run, worst = assert_parity(tmp_path, family)
-    print(f"parity {family} {sorted(extra)}: {worst:.2e}")
+    run, worst = assert_parity(tmp_path, family, backend)
+    print(f"parity {family} {sorted(extra)} on {backend}: {worst:.2e}")
     assert len(run.ids) > 12  # longer than the sliding window of 5
     if family == "mistral":  # the window hides keys 5 or more positions back
         assert run.attentions[0, 0, 10, :6].max() == 0.0 and run.attentions[0, 0, 10, 6] > 0

@@ -1,7 +1,7 @@
 """The model run against transformers (eager, float64): attentions, hidden states and logits
 to 1e-6 on the real MiniLM and on random GPT-2 and BERT-MLM checkpoints, also with a W_Q
 cell edited in one layer (in both) and with a head knocked out (its W_O rows zeroed in
-transformers)."""
+transformers); on numpy and on torch (``backend="torch"``, its own forward pass)."""
 
 from __future__ import annotations
 
@@ -108,35 +108,43 @@ CASES = {
 }
 
 
-def run_case(folder, text, case):
+BACKENDS = ("numpy", "torch")
+
+
+def run_case(folder, text, case, backend="numpy"):
     opts = CASES[case]
     edits = {EDIT_LAYER: edited_session(folder, text)} if opts.get("edit") else None
     knockout = [KNOCK] if opts.get("knock") else None
-    return model_run(folder, text, edits=edits, knockout=knockout, dtype="float64"), opts
+    run = model_run(folder, text, edits=edits, knockout=knockout, dtype="float64", backend=backend)
+    assert run.backend == backend
+    return run, opts
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("case", list(CASES))
-def test_minilm_matches_transformers(minilm_folder, case):
+def test_minilm_matches_transformers(minilm_folder, case, backend):
     text = "The cat sat on the mat because it was tired."
-    run, opts = run_case(minilm_folder, text, case)
+    run, opts = run_case(minilm_folder, text, case, backend)
     assert run.attentions.shape == (6, 12, 13, 13) and run.hidden.shape == (7, 13, 384)
     ref = reference(minilm_folder, list(run.ids), transformers.AutoModel, bert_parts, **opts)
     compare(run, ref)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("case", list(CASES))
-def test_random_gpt2_matches_transformers(gpt2_folder, case):
+def test_random_gpt2_matches_transformers(gpt2_folder, case, backend):
     text = "the cat watched the dog sat on the mat"
-    run, opts = run_case(gpt2_folder, text, case)
+    run, opts = run_case(gpt2_folder, text, case, backend)
     ref = reference(gpt2_folder, list(run.ids), transformers.GPT2LMHeadModel, gpt2_parts, **opts)
     compare(run, ref, gpt2_final_norm(gpt2_folder))
     assert run.logits.shape == (len(run.ids), load_model(gpt2_folder).weights.vocab)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("case", list(CASES))
-def test_random_bert_mlm_matches_transformers(bert_folder, case):
+def test_random_bert_mlm_matches_transformers(bert_folder, case, backend):
     text = "the cat sat on the [MASK]"
-    run, opts = run_case(bert_folder, text, case)
+    run, opts = run_case(bert_folder, text, case, backend)
     assert "[MASK]" in run.tokens
     ref = reference(bert_folder, list(run.ids), transformers.BertForMaskedLM, bert_parts, **opts)
     compare(run, ref)

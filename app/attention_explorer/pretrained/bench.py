@@ -8,8 +8,8 @@ Rows (medians of ``--repeat`` warm runs; ours and transformers' timed in alterna
 - the whole model run (attentions, hidden states, output) at each token count, float32 and
   float64, beside transformers eager (``output_attentions``, ``output_hidden_states``) in the
   same dtype, each as it runs by default (every core: ``threads=None``, and torch's default
-  threads); for float32 also both on one thread (the window's run, ``threads=1``, beside
-  torch on one thread);
+  threads); the model run on torch (``backend="torch"``) beside the same; for float32 also
+  both on one thread (the window's run, ``threads=1``, beside torch on one thread);
 - an edit in the first and in the last layer, recomputed with ``reuse=`` (what the window
   does after an edit);
 - edit → new output shown in the real window (offscreen Qt, ``--window-layer``, at the first
@@ -131,6 +131,8 @@ def run_rows(loaded, tokens: int, repeat: int, use_torch: bool) -> list[tuple]:
             continue
         theirs = lambda r=runner: r(ids)  # noqa: E731
         rows.append((f"{label}, default threads", *paired_ms(mine, theirs, repeat)))
+        on_torch = lambda d=dtype: model_run(loaded, text, dtype=d, backend="torch")  # noqa: E731
+        rows.append((f"  ours on torch, {len(ids)} tokens", *paired_ms(on_torch, theirs, repeat)))
         if dtype == "float32":  # the window's run (one thread) beside transformers on one
             alone = lambda m=mine: m("float32", 1)  # noqa: E731
             with torch_threads(1):

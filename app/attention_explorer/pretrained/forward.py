@@ -16,11 +16,16 @@ with ``FFN(x) = act(x W_in + b_in) W_out + b_out`` (``mlp``) or
 ``(act(x W_gate) * (x W_in)) W_out`` (``gated``), the norm a LayerNorm or an RMSNorm. The
 attention's X is what :func:`attention_input` returns: exactly what layer L's attention reads.
 Every function computes in the dtype of its input ``h`` (float32 or float64).
+
+The same functions run numpy arrays or torch tensors: :func:`ops` gives the primitives (norms,
+activations, the attention block, the output product) of the weights' ``library``, numpy's
+here and torch's in :mod:`~attention_explorer.pretrained.torch_kernel`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -65,12 +70,41 @@ def rms_norm(x: np.ndarray, gamma: np.ndarray, beta, eps: float) -> np.ndarray:
     return _scale_rows(x.copy(), _row_means(np.square(x)), gamma, beta, eps)
 
 
-_NORMS = {"layernorm": layer_norm, "rmsnorm": rms_norm}
+def _numpy_logits(x: np.ndarray, decoder) -> np.ndarray:
+    """``x [n, d]`` times the ``[vocab, d]`` table ``decoder`` read a block at a time (never
+    the whole table at once): ``[n, vocab]``."""
+    logits = np.empty((x.shape[0], decoder.shape[0]), dtype=x.dtype)  # [n, vocab]
+    for lo, rows in decoder.blocks(x.dtype):  # [block, d]
+        np.matmul(x, rows.T, out=logits[:, lo : lo + rows.shape[0]])
+    return logits
+
+
+@dataclass(frozen=True)
+class Ops:
+    """What differs between a run on numpy arrays and one on torch tensors."""
+
+    norms: Mapping[str, Callable]  # norm name -> f(x, gamma, beta, eps)
+    activations: Mapping[str, Callable]  # activation name -> f(x)
+    attend: Callable  # kernel.attend's signature
+    logits: Callable  # (x [n, d], decoder table) -> [n, vocab]
+
+
+NUMPY_OPS = Ops({"layernorm": layer_norm, "rmsnorm": rms_norm}, ACTIVATIONS, attend, _numpy_logits)
+
+
+def ops(w: ModelWeights) -> Ops:
+    """The primitives for ``w``'s arrays: numpy's, or torch's when ``w.library`` is torch
+    (imported only then)."""
+    if w.library == "numpy":
+        return NUMPY_OPS
+    from attention_explorer.pretrained import torch_kernel as tk
+
+    return Ops(tk.NORMS, tk.ACTIVATIONS, tk.attend, tk.logits)
 
 
 def norm(w: ModelWeights, x: np.ndarray, pair: Norm) -> np.ndarray:
     """The family's norm (``w.arch.norm``) with parameters ``pair`` = (gamma, beta)."""
-    return _NORMS[w.arch.norm](x, pair[0], pair[1], w.eps)
+    return ops(w).norms[w.arch.norm](x, pair[0], pair[1], w.eps)
 
 
 def _plus(x: np.ndarray, b) -> np.ndarray:
@@ -93,7 +127,7 @@ def embed(w: ModelWeights, ids, type_ids, dtype=np.float64) -> np.ndarray:
     if w.position is not None:
         h += w.position[:n]
     if w.token_type is not None:
-        h += w.token_type[np.asarray(type_ids)]  # [n, d]
+        h += w.token_type[list(type_ids)]  # [n, d]
     if w.ln_embed is not None:
         h = norm(w, h, w.ln_embed)
     return h
@@ -130,7 +164,7 @@ def attention_parts(w: ModelWeights, layer: int, x: np.ndarray):
 
 def feed_forward(w: ModelWeights, lw: LayerWeights, x: np.ndarray) -> np.ndarray:
     """The feed-forward sublayer on ``x [n, d]``: ``[n, d]``."""
-    act = ACTIVATIONS[w.activation]
+    act = ops(w).activations[w.activation]
     if w.arch.mlp == "gated":
         inner = act(_linear(x, lw.W_gate, lw.b_gate)) * _linear(x, lw.W_in, lw.b_in)  # [n, d_ff]
     else:
@@ -155,14 +189,11 @@ def output_logits(w: ModelWeights, h: np.ndarray) -> np.ndarray | None:
     if head is None:
         return None
     if head.kind == "mlm":
-        x = ACTIVATIONS[w.activation](_plus(h @ head.W_dense, head.b_dense))  # [n, d]
+        x = ops(w).activations[w.activation](_plus(h @ head.W_dense, head.b_dense))  # [n, d]
         x = norm(w, x, head.norm)
     else:
         x = norm(w, h, head.norm) if head.norm is not None else h  # [n, d]
-    logits = np.empty((h.shape[0], head.decoder.shape[0]), dtype=h.dtype)  # [n, vocab]
-    for lo, rows in head.decoder.blocks(h.dtype):  # [block, d]: never the whole table at once
-        np.matmul(x, rows.T, out=logits[:, lo : lo + rows.shape[0]])
-    return _plus(logits, head.bias)
+    return _plus(ops(w).logits(x, head.decoder), head.bias)  # [n, vocab]
 
 
 def run_layers(

@@ -60,13 +60,15 @@ def _bounded(q: np.ndarray, k: np.ndarray) -> bool:
 def _softmax_rows(scores: np.ndarray, hidden: np.ndarray | None, shift: bool = True) -> None:
     """Softmax of each row of ``scores [c, n, n]`` in place, ``hidden`` cells (True) at 0.
     ``shift``: subtract each row's maximum first (not needed when :func:`_bounded`). The row
-    sums are a matrix-vector product (3x faster than a sum along rows)."""
+    sums are one matrix-vector product over all rows of the chunk (3x faster than a sum along
+    rows, and 3x faster again than a stacked product, which numpy loops over per head)."""
     if hidden is not None:
         np.copyto(scores, -np.inf, where=hidden)
     if shift:
         scores -= scores.max(axis=-1, keepdims=True)
     np.exp(scores, out=scores)
-    sums = scores @ np.ones(scores.shape[-1], scores.dtype)  # [c, n]
+    n = scores.shape[-1]
+    sums = (scores.reshape(-1, n) @ np.ones(n, scores.dtype)).reshape(scores.shape[:-1])  # [c, n]
     np.divide(1.0, sums, out=sums)
     scores *= sums[..., None]
 

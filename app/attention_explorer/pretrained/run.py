@@ -7,6 +7,11 @@ changed in it: X, W_Q…W_O, Q/K/V, the mask, temperature, normaliser); the resi
 around it is the model's own hidden state. Given ``reuse=`` an earlier run of the same model
 and text, the layers before the first one whose edit or knockout changed are taken from it,
 so an edit in layer L recomputes from L only.
+
+``backend="torch"`` (or ``"torch:cuda:0"``) runs the same forward pass on torch tensors
+(:mod:`~attention_explorer.pretrained.torch_weights`, ``torch_kernel``): torch's fused,
+multithreaded kernels, on the cpu or a GPU. An edited layer is computed by the engine's
+``compute()`` on that backend. The run's arrays come back as numpy.
 """
 
 from __future__ import annotations
@@ -20,18 +25,19 @@ from functools import lru_cache
 
 import numpy as np
 
-from attention_explorer.engine import AttentionInputError
+from attention_explorer.engine import AttentionInputError, Backend
+from attention_explorer.engine.backend import ArrayLib
 from attention_explorer.engine.blas_threads import blas_threads
 from attention_explorer.pretrained.api import LoadedModel, _backend, load_model
 from attention_explorer.pretrained.errors import ModelError
 from attention_explorer.pretrained.forward import (
     attention_input,
-    attention_parts,
     embed,
+    ops,
     output_logits,
     rest_of_layer,
 )
-from attention_explorer.pretrained.kernel import attend, attend_engine
+from attention_explorer.pretrained.kernel import attend_engine
 from attention_explorer.pretrained.output import RunOutputs
 from attention_explorer.pretrained.weights import ModelWeights, in_dtype
 from attention_explorer.session.document import SessionData
@@ -155,12 +161,27 @@ def check_edits(w: ModelWeights, name: str, edits, n: int) -> dict[int, SessionD
     return checked
 
 
-def _weights(loaded: LoadedModel, dtype: str) -> ModelWeights:
+def _weights(loaded: LoadedModel, dtype: str, engine: Backend | None = None) -> ModelWeights:
     """The model's weights read as ``dtype`` (straight from the checkpoint, never through a
-    float64 copy); kept with the model."""
+    float64 copy), as torch tensors on the engine's device when ``engine`` is torch; kept
+    with the model."""
     if dtype not in loaded.cast:
         loaded.cast[dtype] = in_dtype(loaded.weights, dtype)
-    return loaded.cast[dtype]
+    if engine is None or engine.name != "torch":
+        return loaded.cast[dtype]
+    key = ("torch", dtype, engine.device)
+    if key not in loaded.cast:
+        from attention_explorer.pretrained.torch_weights import on_torch
+
+        loaded.cast[key] = on_torch(loaded.cast[dtype], engine.device)
+    return loaded.cast[key]
+
+
+def _host(x) -> np.ndarray | None:
+    """A run's array as numpy (a torch tensor is brought to the cpu); None stays None."""
+    if x is None or isinstance(x, np.ndarray):
+        return x
+    return x.detach().cpu().numpy()
 
 
 def _reusable(reuse, loaded, ids, dtype, backend, signatures) -> int:
@@ -185,31 +206,42 @@ class _Plan:
     signatures: tuple[str, ...]
     base: Callable[[], ModelRun]  # the run with no edits and no knockouts (computed lazily)
 
+    def array(self, values) -> np.ndarray:
+        """``values`` (numpy) as the run's arrays: numpy in the run's dtype, or a tensor on
+        the torch run's device."""
+        values = np.asarray(values, dtype=self.dtype)
+        if self.w.library == "numpy":
+            return values
+        from attention_explorer.pretrained.torch_weights import tensor
+
+        return tensor(values, self.backend.device)
+
     def edited_inputs(self, layer: int, session: SessionData, h: np.ndarray):
         """The session's inputs, its X moved by whatever changed upstream: ``X = x_run +
         (session.X - x_original)``, so an edit of X is kept and an earlier edit or knockout
         still reaches this layer. With nothing changed upstream, the session's X as it is."""
         if session.inputs.X is None or not any(self.signatures[:layer]):
             return session.inputs
-        x_run = attention_input(self.w, layer, h)  # [n, d]
-        x_original = attention_input(self.w, layer, self.base().hidden[layer])  # [n, d]
+        x_run = _host(attention_input(self.w, layer, h))  # [n, d]
+        base = self.array(self.base().hidden[layer])  # [n, d]
+        x_original = _host(attention_input(self.w, layer, base))  # [n, d]
         delta = np.asarray(session.inputs.X, dtype=np.float64) - x_original
         return replace(session.inputs, X=x_run + delta)
 
     def layer(self, layer: int, h: np.ndarray, out: np.ndarray):
         """Layer ``layer`` on ``h [n, d]``: its weights ``[heads, n, n]`` (in ``out`` when
-        computed here) and the new ``h``."""
+        computed here) and the new ``h`` (numpy arrays, or tensors on torch)."""
         knocked = self.knocked.get(layer, ())
         session = self.edits.get(layer)
+        engine = None if self.backend.name == "numpy" else self.backend
         if session is not None:
             inputs = self.edited_inputs(layer, session, h)
-            p, a = attend_engine(session.config, inputs, self.backend, self.dtype, knocked)
-        elif self.backend is None:
-            p, a = attend(self.w, layer, attention_input(self.w, layer, h), knocked, out)
-        else:
-            config, inputs = attention_parts(self.w, layer, attention_input(self.w, layer, h))
-            p, a = attend_engine(config, inputs, self.backend, self.dtype, knocked)
-        return p, rest_of_layer(self.w, layer, h, a.astype(h.dtype, copy=False))
+            p, a = attend_engine(session.config, inputs, engine, self.dtype, knocked)
+            a = self.array(a)
+        else:  # numpy's kernel, or torch's (ArrayLib refused any other backend)
+            x = attention_input(self.w, layer, h)  # [n, d]
+            p, a = ops(self.w).attend(self.w, layer, x, knocked, out)
+        return p, rest_of_layer(self.w, layer, h, a)
 
 
 def _base_run(loaded: LoadedModel, text: str, backend: str, dtype: str, threads: int | None):
@@ -266,31 +298,35 @@ def model_run(
         for i in range(w.n_layers)
     )
     engine = _backend(backend)
+    try:
+        ArrayLib(engine, dtype)  # torch installed, the device usable: else a clear message
+    except AttentionInputError as exc:
+        raise ModelError("backend", str(exc)) from None
+    w = _weights(loaded, dtype, engine)
     base = _base_run(loaded, text, backend, dtype, threads) if (edit_map or knocked) else None
-    plan = _Plan(
-        w, edit_map, knocked, None if engine.name == "numpy" else engine, dtype, signatures, base
-    )
+    plan = _Plan(w, edit_map, knocked, engine, dtype, signatures, base)
     start = _reusable(reuse, loaded, toks.ids, dtype, backend, signatures)
     attentions = np.empty((w.n_layers, w.heads, n, n), dtype=dtype)
     hidden = np.empty((w.n_layers + 1, n, w.d_model), dtype=dtype)
-    if start:
-        attentions[:start], hidden[: start + 1] = (
-            reuse.attentions[:start],
-            reuse.hidden[: start + 1],
-        )
-    else:
-        hidden[0] = embed(w, toks.ids, toks.type_ids, np.dtype(dtype))
     try:
         with blas_threads(threads):
+            if start:
+                attentions[:start] = reuse.attentions[:start]
+                hidden[: start + 1] = reuse.hidden[: start + 1]
+                h = plan.array(hidden[start])  # [n, d]
+            else:
+                h = embed(w, toks.ids, toks.type_ids, np.dtype(dtype))  # [n, d]
+                hidden[0] = _host(h)
             for layer in range(start, w.n_layers):
-                p, hidden[layer + 1] = plan.layer(layer, hidden[layer], attentions[layer])
+                p, h = plan.layer(layer, h, attentions[layer])
+                hidden[layer + 1] = _host(h)
                 if p is not attentions[layer]:
-                    attentions[layer] = p
+                    attentions[layer] = _host(p)
                 if progress is not None:
                     progress(layer + 1, w.n_layers)
             reused = start == w.n_layers and reuse.logits is not None
-            head = reuse.logits if reused else output_logits(w, hidden[-1]) if logits else None
-    except AttentionInputError as exc:  # e.g. torch asked for but not installed
+            head = reuse.logits if reused else _host(output_logits(w, h)) if logits else None
+    except AttentionInputError as exc:  # an edited layer's session refused by the engine
         raise ModelError("backend", str(exc)) from None
     return ModelRun(
         model=loaded,

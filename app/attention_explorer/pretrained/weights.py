@@ -123,6 +123,7 @@ class ModelWeights:
     rope: np.ndarray | None = None  # [d_k/2] RoPE inverse frequencies (rotary families)
     window: int | None = None  # sliding window: keys this many positions back are hidden
     dtype: str = "float64"  # the dtype of every converted weight
+    library: str = "numpy"  # "torch" when every array is a tensor (torch_weights.on_torch)
     stored: _Stored | None = field(default=None, compare=False, repr=False)
 
     @property
