@@ -39,7 +39,13 @@ class ModelLive(QObject):
         self._timer.timeout.connect(self._after_burst)
         self._dirty = False
         events = self.session.events
-        for event in (events.inputs, events.config, events.tokens, events.experiment):
+        for event in (
+            events.inputs,
+            events.config,
+            events.tokens,
+            events.experiment,
+            events.backend,
+        ):
             event.connect(lambda *_: self._on_change())
         panel.origin_changed.connect(self._on_change)
         panel.show_box.currentIndexChanged.connect(lambda *_: self.draw_overview())
@@ -82,7 +88,7 @@ class ModelLive(QObject):
             return None
         layer = self.edited_layer()
         edits = {} if layer is None else {layer: self.session.data()}
-        self.runner.set_model(self.panel.loaded, self.panel.text)
+        self.runner.set_model(self.panel.loaded, self.panel.text, self.session.backend)
         self._asked_at = time.perf_counter()
         return self.runner.request(edits, knockouts_of(self.session.data()))
 

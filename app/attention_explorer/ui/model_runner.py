@@ -5,7 +5,9 @@ replace each other, so a burst of edits costs one run after the current one, and
 whose request is no longer the latest is dropped. The original run (the model's own numbers,
 no edit and no knockout) is computed once per model and text; an edited run reuses it (or the
 previous edited run) up to the first layer that changed, so an edit in layer L recomputes
-from L. Results come back as Qt signals (queued onto the UI thread).
+from L. Results come back as Qt signals (queued onto the UI thread). The run uses the
+session's backend (numpy, or torch on the cpu or a GPU: the model's whole forward pass on
+torch); changing it drops the cached runs.
 """
 
 from __future__ import annotations
@@ -23,6 +25,13 @@ from attention_explorer.pretrained.run import WINDOW_THREADS
 PROGRESS_AFTER_S = 0.15
 
 
+def backend_name(backend) -> str:
+    """``numpy``, ``torch`` or ``torch:cuda:0`` for an engine Backend (or a name as it is)."""
+    if isinstance(backend, str):
+        return backend
+    return backend.name if backend.name == "numpy" else f"{backend.name}:{backend.device}"
+
+
 class ModelRunner(QObject):
     """``ready(original, edited, request)`` (two ModelRuns), ``progress(done, layers)``,
     ``busy(bool)``, ``failed(message)`` and ``second_ready(text, embedding)``."""
@@ -37,6 +46,7 @@ class ModelRunner(QObject):
         super().__init__(parent)
         self.loaded = None
         self.text = ""
+        self.backend = "numpy"  # a name or an engine Backend: what model_run runs on
         self.original = None  # the model's own run on the text
         self._previous = None  # the latest edited run (reused up to its first changed layer)
         self._second: dict[str, np.ndarray] = {}  # sentence -> its embedding [d]
@@ -50,12 +60,13 @@ class ModelRunner(QObject):
         """The latest request's number."""
         return self._request
 
-    def set_model(self, loaded, text: str) -> None:
-        """Run ``loaded`` on ``text`` from now on (the cached runs are dropped)."""
+    def set_model(self, loaded, text: str, backend="numpy") -> None:
+        """Run ``loaded`` on ``text`` with ``backend`` from now on (a change drops the cached
+        runs)."""
         with self._wake:
-            if loaded is not self.loaded or text != self.text:
+            if loaded is not self.loaded or text != self.text or backend != self.backend:
                 self.original, self._previous, self._second = None, None, {}
-            self.loaded, self.text = loaded, text
+            self.loaded, self.text, self.backend = loaded, text, backend
 
     def request(self, edits: dict, knockout=()) -> int:
         """Run the model with ``edits`` ({layer: SessionData}) and ``knockout`` ((layer, head)
@@ -64,7 +75,14 @@ class ModelRunner(QObject):
             return self._request
         with self._wake:
             self._request += 1
-            job = (self._request, self.loaded, self.text, dict(edits), tuple(knockout))
+            job = (
+                self._request,
+                self.loaded,
+                self.text,
+                dict(edits),
+                tuple(knockout),
+                self.backend,
+            )
             self._jobs["run"] = job
             self._start()
         return self._request
@@ -118,26 +136,28 @@ class ModelRunner(QObject):
             self._second[sentence] = embedding
         self.second_ready.emit(sentence, embedding)
 
-    def _run(self, request: int, loaded, text: str, edits: dict, knockout: tuple) -> None:
+    def _run(self, request: int, loaded, text: str, edits: dict, knockout: tuple, backend) -> None:
         started = time.perf_counter()
 
         def step(done: int, total: int) -> None:
             if request == self._request and time.perf_counter() - started > PROGRESS_AFTER_S:
                 self.progress.emit(done, total)
 
-        original = self.original
-        if original is None or original.model is not loaded or original.text != text:
-            original = model_run(loaded, text, progress=step, threads=WINDOW_THREADS)
+        options = {"backend": backend_name(backend), "progress": step, "threads": WINDOW_THREADS}
+
+        def same(run) -> bool:  # a run of this model, text and backend
+            key = (loaded, text, options["backend"])
+            return run is not None and (run.model, run.text, run.backend) == key
+
+        original = self.original if same(self.original) else None
+        if original is None:
+            original = model_run(loaded, text, **options)
             self.original = original
         if not edits and not knockout:
             edited = original
         else:
-            reuse = self._previous if self._previous is not None else original
-            if reuse.model is not loaded or reuse.text != text:
-                reuse = original
-            edited = model_run(
-                loaded, text, edits, knockout, reuse=reuse, progress=step, threads=WINDOW_THREADS
-            )
+            reuse = self._previous if same(self._previous) else original
+            edited = model_run(loaded, text, edits, knockout, reuse=reuse, **options)
             self._previous = edited
         if request == self._request:  # a newer request makes this result stale
             self.ready.emit(original, edited, request)
