@@ -17,8 +17,12 @@ def test_bench_prints_a_table_for_a_small_model(gpt2_folder, capsys):
     assert "3 layers x 4 heads" in out[0] and out[1].startswith("calibration:")
     assert out[2].split()[:3] == ["what", "ours", "transformers"]
     rows = out[4:]
-    assert len(rows) == 2 * 3 + 2 + 1
+    assert (
+        len(rows) == 2 * 5 + 2 + 1
+    )  # per token count: float32, on torch, 1 thread, float64, on torch
     assert rows[0].startswith("model run float32,") and rows[0].count(" ms") == 2
-    assert rows[1].startswith("  both on 1 thread") and rows[1].count(" ms") == 2
-    assert rows[2].startswith("model run float64,") and rows[2].count(" ms") == 2
-    assert "edit in layer 2" in rows[7] and rows[-1].startswith("sweep, 12 heads,")
+    assert rows[1].startswith("  ours on torch") and rows[1].count(" ms") == 2
+    assert rows[2].startswith("  both on 1 thread") and rows[2].count(" ms") == 2
+    assert rows[3].startswith("model run float64,") and rows[3].count(" ms") == 2
+    assert rows[4].startswith("  ours on torch") and rows[4].count(" ms") == 2
+    assert "edit in layer 2" in rows[11] and rows[-1].startswith("sweep, 12 heads,")
