@@ -42,6 +42,7 @@ def test_the_model_runs_on_the_backend_chosen(qtbot, model_window, gpt2_folder):
     qtbot.waitUntil(lambda: live.edited is not live.original, timeout=RUN_MS)
     live = ran(qtbot, window)
     assert live.edited.backend == "torch:cpu" and live.edited.recomputed_from == 1
+    assert "to the output on torch cpu in" in window.model_panel.message.text()
     want = model_run(gpt2_folder, TEXT, edits={1: window.session.data()})
     np.testing.assert_allclose(live.edited.logits, want.logits, atol=1e-4)
     _choose(window, "numpy")
@@ -54,3 +55,20 @@ def test_backend_names():
     assert backend_name(Backend()) == "numpy"
     assert backend_name(Backend("torch", "cuda:1")) == "torch:cuda:1"
     assert backend_name("torch") == "torch"
+
+
+def test_the_sweep_runs_on_the_backend_chosen(qtbot, model_window, gpt2_folder):
+    from attention_explorer.pretrained import knockout_sweep
+
+    window = model_window
+    load(qtbot, window, gpt2_folder)
+    open_head(qtbot, window, 1, 0)
+    _choose(window, "torch cpu")
+    window.sweep_action.trigger()
+    dialog = window.sweep_dialog
+    assert dialog.options()["backend"] == "torch:cpu"
+    with qtbot.waitSignal(dialog.worker.finished, timeout=RUN_MS):
+        dialog.start(confirmed=True)
+    want = knockout_sweep(gpt2_folder, TEXT)  # numpy, float32
+    np.testing.assert_allclose(dialog.result.changes, want, atol=1e-3)
+    dialog.close()

@@ -113,7 +113,9 @@ class ModelLive(QObject):
         if first is None:
             text = "The model's own run: edit a number to follow it to the output."
         else:
-            text = f"Recomputed from layer {first} to the output in {self.latencies_ms[-1]:.0f} ms."
+            where = "" if edited.backend == "numpy" else f" on {edited.backend.replace(':', ' ')}"
+            ms = self.latencies_ms[-1]
+            text = f"Recomputed from layer {first} to the output{where} in {ms:.0f} ms."
         self.panel.message.setText(f"{text} {self.output.summary()}".strip())
 
     def _on_progress(self, done: int, total: int) -> None:

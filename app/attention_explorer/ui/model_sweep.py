@@ -24,6 +24,7 @@ from attention_explorer.stages import DEFAULT_DIVERGING
 from attention_explorer.ui import layout_parts as parts
 from attention_explorer.ui.compare_view import FrameView
 from attention_explorer.ui.model_figures import save_figure_as
+from attention_explorer.ui.model_runner import backend_name
 
 #: A sweep estimated to take longer than this (seconds) asks before starting.
 ASK_ABOVE_S = 10.0
@@ -73,13 +74,12 @@ class _SweepWorker(QObject):
 
         threading.Thread(target=run, name="knockout-sweep", daemon=True).start()
 
-    def estimate(self, loaded, text: str) -> None:
-        """How long the sweep will take (``estimated(seconds)``)."""
+    def estimate(self, loaded, text: str, backend: str = "numpy") -> None:
+        """How long the sweep will take on ``backend`` (``estimated(seconds)``)."""
         from attention_explorer.pretrained import sweep_estimate
 
-        self._thread(
-            lambda: self.estimated.emit(float(sweep_estimate(loaded, text, threads=WINDOW_THREADS)))
-        )
+        options = {"backend": backend, "threads": WINDOW_THREADS}
+        self._thread(lambda: self.estimated.emit(float(sweep_estimate(loaded, text, **options))))
 
     def sweep(self, loaded, text: str, options: dict) -> None:
         """Knock out each head in turn (``finished(SweepResult)``)."""
@@ -165,9 +165,17 @@ class SweepDialog(QDialog):
             widget.setEnabled(logprob)
         self.other.setEnabled(not logprob)
 
+    def backend(self) -> str:
+        """The backend the sweep runs on: the session's (the Backend box)."""
+        return backend_name(self.panel.session.backend)
+
     def options(self) -> dict:
-        """The run_sweep keywords the dialog's fields give."""
-        options = {"measure": self.measure.currentData(), "edits": self.edits}
+        """The run_sweep keywords the dialog's fields give (and the session's backend)."""
+        options = {
+            "measure": self.measure.currentData(),
+            "edits": self.edits,
+            "backend": self.backend(),
+        }
         if options["measure"] == "logprob":
             if self.target.text().strip():
                 options["target"] = self.target.text().strip()
@@ -187,7 +195,7 @@ class SweepDialog(QDialog):
             self.note.setText("Estimating how long the sweep takes…")
             self.start_button.setEnabled(False)
             self._confirmed = confirmed
-            self.worker.estimate(panel.loaded, panel.text)
+            self.worker.estimate(panel.loaded, panel.text, self.backend())
             return True
         self._estimate = None
         self.start_button.setEnabled(False)
