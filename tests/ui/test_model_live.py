@@ -78,9 +78,11 @@ def test_the_output_panel_shows_the_prediction_before_and_after(qtbot, model_win
     assert output.mode() == "decoder"
     n = len(live.edited.tokens)
     assert output.position.value() == n - 1  # the last position by default
+    assert "Edit a number or knock out a head" in output.kind.text()  # nothing edited yet
     edit_w_q(window, factor=5.0)
     qtbot.waitUntil(lambda: live.edited is not live.original, timeout=RUN_MS)
     ran(qtbot, window)
+    assert output.kind.text().endswith("after the edit.")
     table = output.table
     top = live.edited.top_tokens(n - 1, 10)
     before = np.exp(live.original.log_probs(n - 1))

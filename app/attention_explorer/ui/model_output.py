@@ -237,6 +237,11 @@ class OutputPanel(QWidget):
     def _kind_text(self, mode: str) -> str:
         run = self.edited
         if mode == "decoder":
+            if run is self.original:  # nothing edited or knocked out yet
+                return (
+                    f"{run.model.name} predicts the next token: its top {TOP_K}. Edit a number "
+                    "or knock out a head to see them move."
+                )
             return f"{run.model.name} predicts the next token: top {TOP_K} after the edit."
         if mode == "mlm":
             masks = sum(t in MASK_TOKENS for t in run.tokens)
