@@ -156,7 +156,9 @@ def assert_parity(folder, family: str, backend: str = "numpy"):
     ],
     ids=["llama-gqa", "llama-head-dim-tied", "qwen2", "mistral-window", "llama3-rope", "linear"],
 )
-@pytest.mark.parametrize("backend", ["numpy", "torch"])
+@pytest.mark.parametrize(
+    "backend", ["numpy", "torch"] + (["torch:cuda"] if torch.cuda.is_available() else [])
+)
 def test_family_matches_transformers(tmp_path, family, extra, backend):
     make_checkpoint(tmp_path, family, **extra)
     run, worst = assert_parity(tmp_path, family, backend)

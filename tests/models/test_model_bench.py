@@ -26,3 +26,9 @@ def test_bench_prints_a_table_for_a_small_model(gpt2_folder, capsys):
     assert rows[3].startswith("model run float64,") and rows[3].count(" ms") == 2
     assert rows[4].startswith("  ours on torch") and rows[4].count(" ms") == 2
     assert "edit in layer 2" in rows[11] and rows[-1].startswith("sweep, 12 heads,")
+
+
+def test_text_of_stops_at_the_models_positions(gpt2_folder):
+    loaded = load_model(gpt2_folder)  # 24 positions
+    ids = loaded.tokenize(bench.text_of(loaded, 10_000)).ids
+    assert 20 <= len(ids) <= loaded.weights.max_positions

@@ -108,7 +108,8 @@ CASES = {
 }
 
 
-BACKENDS = ("numpy", "torch")
+#: torch on a GPU too where one is found (the device checks); CI has none.
+BACKENDS = ("numpy", "torch") + (("torch:cuda",) if torch.cuda.is_available() else ())
 
 
 def run_case(folder, text, case, backend="numpy"):

@@ -1,7 +1,7 @@
 """Benchmark of the model run against transformers' eager forward, in the same process.
 
     python -m attention_explorer.pretrained.bench [--model all-MiniLM-L6-v2] [--tokens 32 256]
-        [--repeat 10] [--sweep-tokens 16] [--no-torch]
+        [--repeat 10] [--sweep-tokens 16] [--no-torch] [--device cuda]
 
 Rows (medians of ``--repeat`` warm runs; ours and transformers' timed in alternating blocks):
 
@@ -16,6 +16,9 @@ Rows (medians of ``--repeat`` warm runs; ours and transformers' timed in alterna
   token count): median and 95th percentile of ``--repeat`` W_Q edits (skipped with
   ``--no-window`` or without PySide6);
 - the knockout sweep over every head at ``--sweep-tokens`` tokens, with its estimate.
+
+``--device cuda`` runs both torch rows on a GPU (transformers' model moved there, each of its
+runs waited for; ours hands its arrays back as numpy) and leaves out the cpu-only rows.
 
 A calibration line of the machine (:mod:`attention_explorer.calibration`) comes first, so
 runs on different machines can be compared. Speed is reported here, never asserted in tests.
@@ -43,10 +46,16 @@ WORDS = (
 def text_of(loaded, tokens: int) -> str:
     """A text of whole words that ``loaded``'s tokenizer turns into at most ``tokens`` tokens
     (exactly that many for MiniLM's word-level vocabulary on these common words)."""
+    from attention_explorer.pretrained import ModelError
+
     words: list[str] = []
     while True:
         candidate = " ".join([*words, WORDS[len(words) % len(WORDS)]])
-        if len(loaded.tokenize(candidate).ids) > tokens:
+        try:
+            too_long = len(loaded.tokenize(candidate).ids) > tokens
+        except ModelError:  # past the model's positions
+            too_long = True
+        if too_long:
             return " ".join(words)
         words.append(WORDS[len(words) % len(WORDS)])
 
@@ -80,8 +89,9 @@ def paired_ms(first, second, repeat: int, block: int = 5) -> tuple[float, float]
     return statistics.median(a) * 1000, statistics.median(b) * 1000
 
 
-def _transformers_runner(folder, dtype: str):
-    """A function running transformers' eager model on ids, or None without torch."""
+def _transformers_runner(folder, dtype: str, device: str = "cpu"):
+    """A function running transformers' eager model on ids on ``device`` (waiting for a GPU
+    to finish), or None without torch."""
     try:
         import torch
         import transformers
@@ -94,10 +104,14 @@ def _transformers_runner(folder, dtype: str):
     model = transformers.AutoModel.from_pretrained(
         str(folder), attn_implementation="eager", dtype=getattr(torch, dtype)
     ).eval()
+    model.to(device)
 
     def run(ids):
         with torch.no_grad():
-            model(input_ids=torch.tensor([ids]), output_attentions=True, output_hidden_states=True)
+            tokens = torch.tensor([ids], device=device)
+            model(input_ids=tokens, output_attentions=True, output_hidden_states=True)
+        if device != "cpu":
+            torch.cuda.synchronize(device)
 
     return run
 
@@ -115,25 +129,29 @@ def torch_threads(count: int):
         torch.set_num_threads(before)
 
 
-def run_rows(loaded, tokens: int, repeat: int, use_torch: bool) -> list[tuple]:
-    """(label, ours ms, transformers ms or None) for the model run at ``tokens`` tokens."""
+def run_rows(loaded, tokens: int, repeat: int, use_torch: bool, device="cpu") -> list[tuple]:
+    """(label, ours ms, transformers ms or None) for the model run at ``tokens`` tokens; on
+    torch (ours and transformers') on ``device``."""
     from attention_explorer.pretrained import model_run
 
     text = text_of(loaded, tokens)
     ids = list(loaded.tokenize(text).ids)
     rows = []
+    where = "torch" if device == "cpu" else f"torch:{device}"
     for dtype in ("float32", "float64"):
         mine = lambda d=dtype, t=None: model_run(loaded, text, dtype=d, threads=t)  # noqa: E731
-        runner = _transformers_runner(loaded.folder, dtype) if use_torch else None
+        runner = _transformers_runner(loaded.folder, dtype, device) if use_torch else None
         label = f"model run {dtype}, {len(ids)} tokens"
         if runner is None:
             rows.append((label, median_ms(mine, repeat), None))
             continue
         theirs = lambda r=runner: r(ids)  # noqa: E731
-        rows.append((f"{label}, default threads", *paired_ms(mine, theirs, repeat)))
-        on_torch = lambda d=dtype: model_run(loaded, text, dtype=d, backend="torch")  # noqa: E731
-        rows.append((f"  ours on torch, {len(ids)} tokens", *paired_ms(on_torch, theirs, repeat)))
-        if dtype == "float32":  # the window's run (one thread) beside transformers on one
+        on_torch = lambda d=dtype: model_run(loaded, text, dtype=d, backend=where)  # noqa: E731
+        if device == "cpu":
+            rows.append((f"{label}, default threads", *paired_ms(mine, theirs, repeat)))
+        torch_row = f"  ours on {where}, {dtype}, {len(ids)} tokens"
+        rows.append((torch_row, *paired_ms(on_torch, theirs, repeat)))
+        if dtype == "float32" and device == "cpu":  # the window's run beside transformers
             alone = lambda m=mine: m("float32", 1)  # noqa: E731
             with torch_threads(1):
                 rows.append(
@@ -210,6 +228,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=10, help="warm repeats per row")
     parser.add_argument("--sweep-tokens", type=int, default=16)
     parser.add_argument("--no-torch", action="store_true", help="skip transformers' rows")
+    parser.add_argument(
+        "--device", default="cpu", help="torch's device for both runs on torch, e.g. cuda"
+    )
     parser.add_argument("--no-window", action="store_true", help="skip the window's rows")
     parser.add_argument("--window-layer", type=int, default=3, help="layer edited in the window")
     args = parser.parse_args(argv)
@@ -225,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     print(calibration_line())
     rows = []
     for tokens in args.tokens:
-        rows += run_rows(loaded, tokens, args.repeat, not args.no_torch)
+        rows += run_rows(loaded, tokens, args.repeat, not args.no_torch, args.device)
     rows += edit_rows(loaded, args.tokens[0], args.repeat)
     if not args.no_window:
         rows += window_rows(args.model, loaded, args.tokens[0], args.window_layer, args.repeat)

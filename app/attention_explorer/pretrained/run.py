@@ -216,6 +216,38 @@ class _Plan:
 
         return tensor(values, self.backend.device)
 
+    def on_gpu(self) -> bool:
+        """True when the run computes on a GPU (torch on a device other than the cpu)."""
+        return self.w.library == "torch" and self.backend.device != "cpu"
+
+    def buffer(self, shape: tuple[int, ...]) -> np.ndarray:
+        """An empty numpy array for results; on a GPU in pinned host memory, which copies
+        from the GPU fill while the next layer computes."""
+        if not self.on_gpu():
+            return np.empty(shape, dtype=self.dtype)
+        from attention_explorer.pretrained.torch_kernel import host_array
+
+        return host_array(shape, self.dtype)
+
+    def put(self, into: np.ndarray, value) -> None:
+        """``value`` (numpy, or a tensor) into the result array ``into``; call :meth:`wait`
+        before reading it."""
+        if value is into:
+            return
+        if isinstance(value, np.ndarray):
+            into[...] = value
+            return
+        from attention_explorer.pretrained.torch_kernel import copy_to_host
+
+        copy_to_host(into, value)
+
+    def wait(self) -> None:
+        """Wait for the copies :meth:`put` queued on a GPU."""
+        if self.on_gpu():
+            from attention_explorer.pretrained.torch_kernel import wait
+
+            wait(self.backend.device)
+
     def edited_inputs(self, layer: int, session: SessionData, h: np.ndarray):
         """The session's inputs, its X moved by whatever changed upstream: ``X = x_run +
         (session.X - x_original)``, so an edit of X is kept and an earlier edit or knockout
@@ -306,8 +338,8 @@ def model_run(
     base = _base_run(loaded, text, backend, dtype, threads) if (edit_map or knocked) else None
     plan = _Plan(w, edit_map, knocked, engine, dtype, signatures, base)
     start = _reusable(reuse, loaded, toks.ids, dtype, backend, signatures)
-    attentions = np.empty((w.n_layers, w.heads, n, n), dtype=dtype)
-    hidden = np.empty((w.n_layers + 1, n, w.d_model), dtype=dtype)
+    attentions = plan.buffer((w.n_layers, w.heads, n, n))
+    hidden = plan.buffer((w.n_layers + 1, n, w.d_model))
     try:
         with blas_threads(threads):
             if start:
@@ -316,16 +348,16 @@ def model_run(
                 h = plan.array(hidden[start])  # [n, d]
             else:
                 h = embed(w, toks.ids, toks.type_ids, np.dtype(dtype))  # [n, d]
-                hidden[0] = _host(h)
+                plan.put(hidden[0], h)
             for layer in range(start, w.n_layers):
                 p, h = plan.layer(layer, h, attentions[layer])
-                hidden[layer + 1] = _host(h)
-                if p is not attentions[layer]:
-                    attentions[layer] = _host(p)
+                plan.put(hidden[layer + 1], h)
+                plan.put(attentions[layer], p)
                 if progress is not None:
                     progress(layer + 1, w.n_layers)
             reused = start == w.n_layers and reuse.logits is not None
             head = reuse.logits if reused else _host(output_logits(w, h)) if logits else None
+            plan.wait()
     except AttentionInputError as exc:  # an edited layer's session refused by the engine
         raise ModelError("backend", str(exc)) from None
     return ModelRun(
