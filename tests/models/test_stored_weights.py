@@ -4,6 +4,7 @@ blocks, and a model too big for this machine refused before anything is read."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 
 import numpy as np
@@ -112,6 +113,11 @@ def test_layers_converted_one_at_a_time_give_the_same_run(tiny, monkeypatch):
     assert lw.W_QKV is None and lw.W_Q.T.flags.c_contiguous  # a view: no transposed copy
     fast = model_run(loaded, TEXT)  # float32 matches float64 to float32's precision
     np.testing.assert_allclose(fast.attentions, kept.attentions, atol=1e-5)
+    if importlib.util.find_spec("torch") is not None:  # torch reads the same layers as made
+        on_torch = model_run(loaded, TEXT, dtype="float64", backend="torch")
+        np.testing.assert_allclose(on_torch.logits, again.logits, rtol=1e-12, atol=1e-12)
+        torch32 = model_run(loaded, TEXT, backend="torch")
+        np.testing.assert_allclose(torch32.logits, fast.logits, atol=1e-4)
 
 
 def test_the_memory_a_model_needs_is_counted_from_its_headers(tiny):

@@ -122,3 +122,17 @@ def test_torch_missing_is_said_before_anything_runs(gpt2_folder, monkeypatch):
         model_run(gpt2_folder, TEXT, backend="torch")
     with pytest.raises(ModelError, match="not one of numpy, torch"):
         model_run(gpt2_folder, TEXT, backend="jax")
+
+
+def test_a_read_only_weight_is_shared_not_copied(recwarn):
+    weight = np.arange(12.0).reshape(3, 4)
+    weight.flags.writeable = False  # as a weight left in the memory-mapped checkpoint is
+    shared = tw.tensor(weight, "cpu")
+    assert shared.data_ptr() == weight.ctypes.data
+    transposed = tw.tensor(weight.T, "cpu")  # nn.Linear's [out, in] read as [in, out]
+    assert transposed.data_ptr() == weight.ctypes.data
+    np.testing.assert_array_equal(transposed.numpy(), weight.T)
+    flipped = tw.tensor(weight[::-1], "cpu")  # negative strides: copied
+    np.testing.assert_array_equal(flipped.numpy(), weight[::-1])
+    assert tw.tensor(None, "cpu") is None
+    assert not [w for w in recwarn if "not writable" in str(w.message)]

@@ -14,6 +14,7 @@ Imported only when a run asks for torch.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import fields, replace
 
@@ -25,14 +26,17 @@ from attention_explorer.pretrained.weights import LayerWeights, ModelWeights
 
 
 def tensor(array, device: str):
-    """``array`` as a tensor on ``device`` (None stays None). On the cpu the memory is shared
-    when numpy allows it (a writable array); a read-only one is copied."""
+    """``array`` as a tensor on ``device`` (None stays None). On the cpu it shares numpy's
+    memory, also a read-only array's (a weight left in the memory-mapped checkpoint: the run
+    never writes into a weight, so copying every layer of a large model each run is spared)."""
     if array is None:
         return None
     array = np.asarray(array)
-    if not array.flags.writeable or not array.flags.c_contiguous:
-        array = np.array(array)  # torch shares only writable memory; contiguous for the GPU
-    return torch.from_numpy(array).to(device)
+    if any(step < 0 for step in array.strides):
+        array = np.ascontiguousarray(array)  # torch takes no negative strides
+    with warnings.catch_warnings():  # torch warns that a read-only array could be written
+        warnings.simplefilter("ignore", UserWarning)
+        return torch.from_numpy(array).to(device)
 
 
 def _norm(pair, device: str):
