@@ -86,11 +86,18 @@ def test_the_output_panel_shows_the_prediction_before_and_after(qtbot, model_win
     table = output.table
     top = live.edited.top_tokens(n - 1, 10)
     before = np.exp(live.original.log_probs(n - 1))
-    assert table.rowCount() == 10
     for row, (token, index, p) in enumerate(top):
         assert table.item(row, 0).text() == token
         assert table.item(row, 1).text() == f"{100 * p:.1f}%"
         assert table.item(row, 2).text() == f"{100 * before[index]:.1f}%"
+    was_top, was_index, _ = live.original.top_tokens(n - 1, 1)[0]
+    if was_index in {index for _, index, _ in top}:
+        assert table.rowCount() == 10
+    else:  # the old favourite fell out of the top 10: one more row shows where it went
+        assert table.rowCount() == 11
+        assert table.item(10, 0).text() == f"{was_top} (top before)"
+        now = np.exp(live.edited.log_probs(n - 1)[was_index])
+        assert table.item(10, 1).text() == f"{100 * now:.1f}%"
     strip = output.strip.values  # [2, n - 1]: before, after
     np.testing.assert_allclose(strip[0], np.exp(live.original.next_token_log_probs()))
     np.testing.assert_allclose(strip[1], np.exp(live.edited.next_token_log_probs()))
@@ -235,3 +242,17 @@ def test_the_all_heads_grid_knocks_out_the_open_layers_heads(qtbot, model_window
     qtbot.waitUntil(lambda: window.model_panel.overview.marked_crosses() == 1, timeout=RUN_MS)
     window.history.undo()
     assert knockouts.grid_crosses() == 0
+
+
+def test_the_old_favourite_stays_in_the_table_when_it_falls_out(qtbot, model_window):
+    window = model_window
+    load(qtbot, window, "tiny-induction", "owl duck frog cat bee owl duck frog cat bee")
+    open_head(qtbot, window, 1, 0)
+    live = ran(qtbot, window)
+    table = window.model_output.table
+    assert table.rowCount() == 10 and table.item(0, 0).text() == "owl"  # the copy: owl next
+    window.knockouts.toggle(1, 0)  # the induction head: the copy breaks
+    qtbot.waitUntil(lambda: live.edited is not live.original, timeout=RUN_MS)
+    ran(qtbot, window)
+    assert table.rowCount() == 11 and table.item(10, 0).text() == "owl (top before)"
+    assert table.item(10, 2).text() == "100.0%" and table.item(10, 3).text().startswith("−")

@@ -271,10 +271,15 @@ class OutputPanel(QWidget):
         self.position_label.setText(f"the token {verb} “{token}” (position {position})")
         after = self.edited.top_tokens(position, TOP_K)
         before = np.exp(self.original.log_probs(position))  # [vocab]
-        self.table.setRowCount(len(after))
-        for row, (name, index, p) in enumerate(after):
+        rows = [(name, index, p, name) for name, index, p in after]
+        top_name, top_index, _ = self.original.top_tokens(position, 1)[0]
+        if top_index not in {index for _, index, _ in after}:  # the old favourite fell out
+            now = float(np.exp(self.edited.log_probs(position)[top_index]))
+            rows.append((top_name, top_index, now, f"{top_name} (top before)"))
+        self.table.setRowCount(len(rows))
+        for row, (_, index, p, label) in enumerate(rows):
             was = float(before[index])
-            cells = (name, percent(p), percent(was), change_text(p - was))
+            cells = (label, percent(p), percent(was), change_text(p - was))
             for col, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 if col:
