@@ -131,11 +131,13 @@ class OutputPanel(QWidget):
         self.position_label = parts.plain_label()
         self.table = QTableWidget(0, 4)
         self.table.setHorizontalHeaderLabels(["token", "after", "before", "change"])
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)  # long names
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().setDefaultSectionSize(22)
-        self.table.setMinimumHeight(22 * TOP_K + 30)  # all ten rows: the dock scrolls instead
+        self.table.setFixedHeight(22 * TOP_K + 30)  # all ten rows: the dock scrolls instead
         self.strip_label = parts.plain_label(
             "Probability of each actual next token (before, after)"
         )
@@ -276,6 +278,7 @@ class OutputPanel(QWidget):
         if top_index not in {index for _, index, _ in after}:  # the old favourite fell out
             now = float(np.exp(self.edited.log_probs(position)[top_index]))
             rows.append((top_name, top_index, now, f"{top_name} (top before)"))
+        self.table.setFixedHeight(22 * len(rows) + 30)  # every row shown, no inner scroll bar
         self.table.setRowCount(len(rows))
         for row, (_, index, p, label) in enumerate(rows):
             was = float(before[index])
