@@ -145,9 +145,10 @@ class ModelRunner(QObject):
 
         options = {"backend": backend_name(backend), "progress": step, "threads": WINDOW_THREADS}
 
-        def same(run) -> bool:  # a run of this model, text and backend
-            key = (loaded, text, options["backend"])
-            return run is not None and (run.model, run.text, run.backend) == key
+        def same(run) -> bool:  # a run of this very model, this text and backend
+            if run is None or run.model is not loaded:
+                return False
+            return (run.text, run.backend) == (text, options["backend"])
 
         original = self.original if same(self.original) else None
         if original is None:
