@@ -112,14 +112,19 @@ def _scaling(rope: Mapping | None) -> RopeScaling:
         raise ModelError("config", f"config.json rope settings: {exc}") from None
 
 
+def rotation_tables(n: int, inv_freq: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """cos and sin ``[n, d_k]`` (float64) of the angles of positions 0..n-1: each frequency
+    twice, for the pairs (i, i + d_k/2) that rotate_half makes."""
+    angles = np.outer(np.arange(n, dtype=np.float64), inv_freq)  # [n, d_k/2]
+    both = np.concatenate([angles, angles], axis=-1)  # [n, d_k]
+    return np.cos(both), np.sin(both)
+
+
 def rotate(x: np.ndarray, inv_freq: np.ndarray) -> np.ndarray:
     """``x [heads, n, d_k]`` rotated by position 0..n-1 (``x cos + rotate_half(x) sin``), in
     x's dtype (the angles are computed in float64)."""
-    n = x.shape[-2]
-    angles = np.outer(np.arange(n, dtype=np.float64), inv_freq)  # [n, d_k/2]
-    both = np.concatenate([angles, angles], axis=-1)  # [n, d_k]
-    cos, sin = np.cos(both).astype(x.dtype), np.sin(both).astype(x.dtype)
-    return x * cos + rotate_half(x) * sin  # [heads, n, d_k]
+    cos, sin = rotation_tables(x.shape[-2], inv_freq)  # [n, d_k]
+    return x * cos.astype(x.dtype) + rotate_half(x) * sin.astype(x.dtype)  # [heads, n, d_k]
 
 
 def hidden_keys(n: int, causal: bool, window: int | None) -> np.ndarray | None:

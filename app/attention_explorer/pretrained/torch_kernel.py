@@ -23,7 +23,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from attention_explorer.pretrained.rotary import hidden_keys
+from attention_explorer.pretrained.rotary import hidden_keys, rotation_tables
 
 #: numpy's dtype of each torch float dtype a run uses.
 NUMPY_DTYPES = {torch.float32: np.float32, torch.float64: np.float64}
@@ -75,10 +75,10 @@ def _heads(x: torch.Tensor, count: int) -> torch.Tensor:
 def rotate(x: torch.Tensor, inv_freq: np.ndarray) -> torch.Tensor:
     """``x [heads, n, d_k]`` rotated by position 0..n-1, as ``rotary.rotate`` does on numpy
     (angles in float64, then x's dtype)."""
-    n = x.shape[-2]
-    angles = np.outer(np.arange(n, dtype=np.float64), inv_freq)  # [n, d_k/2]
-    both = torch.from_numpy(np.concatenate([angles, angles], axis=-1)).to(x.device)  # [n, d_k]
-    cos, sin = both.cos().to(x.dtype), both.sin().to(x.dtype)
+    cos, sin = (
+        torch.from_numpy(table).to(x.device, x.dtype)  # [n, d_k]
+        for table in rotation_tables(x.shape[-2], inv_freq)
+    )
     half = x.shape[-1] // 2
     turned = torch.cat([-x[..., half:], x[..., :half]], dim=-1)  # rotate_half [heads, n, d_k]
     return x * cos + turned * sin
