@@ -28,6 +28,11 @@ class Backend:
         """A short human name, e.g. ``numpy`` or ``torch cuda:0``."""
         return self.name if self.name == "numpy" else f"{self.name} {self.device}"
 
+    @property
+    def spec(self) -> str:
+        """The one-string spelling the model API reads back: ``numpy`` or ``torch:cuda:0``."""
+        return self.name if self.name == "numpy" else f"{self.name}:{self.device}"
+
 
 def torch_installed() -> bool:
     """True when torch can be imported (without importing it)."""

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 
@@ -92,14 +93,17 @@ class Ops:
 NUMPY_OPS = Ops({"layernorm": layer_norm, "rmsnorm": rms_norm}, ACTIVATIONS, attend, _numpy_logits)
 
 
-def ops(w: ModelWeights) -> Ops:
-    """The primitives for ``w``'s arrays: numpy's, or torch's when ``w.library`` is torch
-    (imported only then)."""
-    if w.library == "numpy":
-        return NUMPY_OPS
+@cache
+def _torch_ops() -> Ops:
     from attention_explorer.pretrained import torch_kernel as tk
 
     return Ops(tk.NORMS, tk.ACTIVATIONS, tk.attend, tk.logits)
+
+
+def ops(w: ModelWeights) -> Ops:
+    """The primitives for ``w``'s arrays: numpy's, or torch's when ``w.library`` is torch
+    (imported, once, only then)."""
+    return NUMPY_OPS if w.library == "numpy" else _torch_ops()
 
 
 def norm(w: ModelWeights, x: np.ndarray, pair: Norm) -> np.ndarray:

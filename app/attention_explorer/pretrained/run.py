@@ -321,7 +321,12 @@ def model_run(
     check_threads(threads)
     loaded = load_model(model)
     toks = loaded.tokenize(text)
-    w = _weights(loaded, dtype)
+    engine = _backend(backend)
+    try:
+        ArrayLib(engine, dtype)  # torch installed, the device usable: else a clear message
+    except AttentionInputError as exc:
+        raise ModelError("backend", str(exc)) from None
+    w = _weights(loaded, dtype, engine)
     n = len(toks.ids)
     knocked = check_knockout(w, loaded.name, knockout)
     edit_map = check_edits(w, loaded.name, edits, n)
@@ -329,12 +334,6 @@ def model_run(
         f"{knocked.get(i, ()) or ''}{_digest(edit_map[i]) if i in edit_map else ''}"
         for i in range(w.n_layers)
     )
-    engine = _backend(backend)
-    try:
-        ArrayLib(engine, dtype)  # torch installed, the device usable: else a clear message
-    except AttentionInputError as exc:
-        raise ModelError("backend", str(exc)) from None
-    w = _weights(loaded, dtype, engine)
     base = _base_run(loaded, text, backend, dtype, threads) if (edit_map or knocked) else None
     plan = _Plan(w, edit_map, knocked, engine, dtype, signatures, base)
     start = _reusable(reuse, loaded, toks.ids, dtype, backend, signatures)

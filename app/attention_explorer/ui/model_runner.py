@@ -27,9 +27,7 @@ PROGRESS_AFTER_S = 0.15
 
 def backend_name(backend) -> str:
     """``numpy``, ``torch`` or ``torch:cuda:0`` for an engine Backend (or a name as it is)."""
-    if isinstance(backend, str):
-        return backend
-    return backend.name if backend.name == "numpy" else f"{backend.name}:{backend.device}"
+    return backend if isinstance(backend, str) else backend.spec
 
 
 class ModelRunner(QObject):
