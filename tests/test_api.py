@@ -139,7 +139,7 @@ def test_export_numbers_whole_trace_and_pictures(tmp_path):
 def test_show_opens_the_window_on_the_session(qtbot, tmp_path, monkeypatch):
     from PySide6.QtCore import QSettings
 
-    from attention_explorer.ui import main_window
+    from attention_explorer.ui.window import main_window
 
     ini = str(tmp_path / "s.ini")
     monkeypatch.setattr(

@@ -1,12 +1,15 @@
-"""The project's import graph: no cycle between files, and no import up the layers.
+"""The project's import graph against the layers declared in docs/ARCHITECTURE-NOTES.md.
 
 Every import is counted, those inside functions too (a lazy import still ties two files
 together). An edge goes from a file to the module it names (``from a.b import c`` reaches the
 module ``a.b.c`` when that is a file, else ``a.b``); a package's ``__init__`` is not counted as
 importing its parent, so a package may re-export its own modules.
 
-Layers, lowest first: ``numbers``/``stages``/``blocks``/``calibration`` and the engine, then
-``display``, then everything else. A lower layer never imports a higher one.
+Checked: no cycle between files; no cycle between packages (a subpackage and its parent
+excepted); every top-level package (and root module) sits in a declared layer and imports only
+from layers below its own; the window's rooms (``ui/<room>/``) likewise among themselves; and
+the shape rules of the house: at most six modules at the package root, no folder with more than
+20 Python files, benchmarks only in ``diagnostics/``.
 """
 
 from __future__ import annotations
@@ -18,13 +21,20 @@ ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "app"
 PACKAGE = "attention_explorer"
 
-#: Modules (or packages) that must not import anything above them.
-LOWER = {
-    "engine": ("engine", "numbers", "stages", "blocks", "_version"),
-    "display": ("display", "engine", "numbers", "stages", "blocks", "_version"),
-    "stages": ("numbers", "stages", "_version"),
-    "numbers": ("numbers",),
-}
+NOTES = ROOT / "docs" / "ARCHITECTURE-NOTES.md"
+
+
+def _declared(marker: str) -> list[list[str]]:
+    """The layers of the fenced block after ``<!-- marker: ...`` in the notes, lowest first."""
+    lines = NOTES.read_text(encoding="utf-8").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"<!-- {marker}:"))
+    assert lines[start + 1].startswith("```"), f"the {marker} block must follow its marker"
+    end = next(i for i in range(start + 2, len(lines)) if lines[i].startswith("```"))
+    return [line.split() for line in lines[start + 2 : end] if line.strip()]
+
+
+def _rank(layers: list[list[str]]) -> dict[str, int]:
+    return {name: level for level, names in enumerate(layers) for name in names}
 
 
 def _module_files() -> dict[str, Path]:
@@ -114,8 +124,36 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return components
 
 
-def _layer(name: str) -> str:
-    return name.split(".")[1] if "." in name else ""
+def _unit(name: str) -> str:
+    """The layer unit of a module: its top-level package, or the root module's own name."""
+    parts = name.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _room(name: str) -> str | None:
+    """The window room of a module (``ui.<room>.x`` -> room), or None outside the rooms."""
+    parts = name.split(".")
+    return parts[2] if len(parts) > 3 and parts[1] == "ui" else None
+
+
+def _package(name: str, files: dict[str, Path]) -> str:
+    return name if files[name].name == "__init__.py" else name.rpartition(".")[0]
+
+
+def _upward(graph: dict[str, set[str]], unit, rank: dict[str, int]) -> list[str]:
+    """Edges whose target's unit is not in a layer below the source's (same layer included)."""
+    found = []
+    for name, targets in graph.items():
+        source = unit(name)
+        if source is None:
+            continue
+        for target in sorted(targets):
+            other = unit(target)
+            if other is None or other == source:
+                continue
+            if rank[other] >= rank[source]:
+                found.append(f"{name} -> {target}")
+    return found
 
 
 def test_the_cycle_finder_finds_a_cycle():
@@ -127,14 +165,70 @@ def test_no_import_cycle_between_the_projects_files():
     assert _cycles(_graph()) == []
 
 
-def test_no_import_runs_up_from_a_lower_layer():
-    upward = []
+def test_every_package_and_room_is_in_a_declared_layer():
+    graph = _graph()
+    units = {_unit(name) for name in graph}
+    rooms = {_room(name) for name in graph} - {None}
+    assert sorted(units - set(_rank(_declared("package-layers")))) == []
+    assert sorted(rooms - set(_rank(_declared("ui-rooms")))) == []
+
+
+def test_no_import_runs_up_the_package_layers():
+    rank = _rank(_declared("package-layers"))
+    assert _upward(_graph(), _unit, rank) == []
+
+
+def test_no_import_runs_up_the_window_rooms():
+    rank = _rank(_declared("ui-rooms"))
+    assert _upward(_graph(), _room, rank) == []
+
+
+def test_the_layer_check_catches_an_upward_import():
+    rank = _rank([["core"], ["engine"]])
+    graph = {"attention_explorer.core.a": {"attention_explorer.engine.b"}}
+    assert _upward(graph, _unit, rank) == [
+        "attention_explorer.core.a -> attention_explorer.engine.b"
+    ]
+    peers = _rank([["exporting", "session"]])
+    graph = {"attention_explorer.session.a": {"attention_explorer.exporting.b"}}
+    assert len(_upward(graph, _unit, peers)) == 1
+
+
+def test_no_import_cycle_between_packages():
+    files = _module_files()
+    packages: dict[str, set[str]] = {}
     for name, targets in _graph().items():
-        allowed = LOWER.get(_layer(name))
-        if allowed is None:
-            continue
-        upward += [f"{name} -> {t}" for t in sorted(targets) if _layer(t) not in allowed]
-    assert upward == []
+        source = _package(name, files)
+        edges = packages.setdefault(source, set())
+        for target in targets:
+            other = _package(target, files)
+            # A subpackage may use its parent's modules (the file graph still forbids cycles).
+            if other != source and not source.startswith(other + "."):
+                edges.add(other)
+    assert _cycles(packages) == []
+
+
+def test_the_package_root_keeps_only_the_api_the_version_and_the_entry_point():
+    root = sorted(p.name for p in (APP / PACKAGE).glob("*.py"))
+    assert len(root) <= 6, root
+
+
+def test_no_folder_holds_more_than_20_python_files():
+    crowded = {}
+    for folder in [APP / PACKAGE, *(p for p in (APP / PACKAGE).rglob("*") if p.is_dir())]:
+        count = len(list(folder.glob("*.py")))
+        if count > 20:
+            crowded[str(folder.relative_to(APP))] = count
+    assert crowded == {}
+
+
+def test_benchmarks_live_in_diagnostics():
+    stray = [
+        str(p.relative_to(APP))
+        for p in (APP / PACKAGE).rglob("*bench*.py")
+        if p.parent.name != "diagnostics"
+    ]
+    assert stray == []
 
 
 def test_packaging_scripts_do_not_import_each_other_in_a_cycle():

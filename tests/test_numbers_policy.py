@@ -1,10 +1,10 @@
-"""The one number formatter (attention_explorer.numbers)."""
+"""The one number formatter (attention_explorer.core.numbers)."""
 
 import math
 
 import pytest
 
-from attention_explorer.numbers import APPROX_ZERO, MINUS, format_number
+from attention_explorer.core.numbers import APPROX_ZERO, MINUS, format_number
 
 
 @pytest.mark.parametrize(

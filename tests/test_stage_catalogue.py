@@ -11,13 +11,13 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import numpy as np
 import pytest
 
-from attention_explorer import stage_rules, stages
+from attention_explorer.core import stage_rules, stages
 from attention_explorer.engine import AttentionConfig, AttentionInputs, compute
 from attention_explorer.engine.explain import builder_names, explain
-from attention_explorer.exporting.errors import ExportError
 from attention_explorer.exporting.figure import stage_figure
 from attention_explorer.exporting.numbers import csv_text
 from attention_explorer.exporting.stages import aliases, resolve_stage
+from attention_explorer.writing.export_errors import ExportError
 
 NEW = stages.Stage(
     "X_norm",
@@ -97,9 +97,9 @@ def test_a_new_stage_appears_in_explain_and_export(with_new_stage):
 def test_a_new_stage_appears_in_the_stage_panel(with_new_stage, qtbot):
     from attention_explorer.session import Session
     from attention_explorer.session.starter import starter_session
-    from attention_explorer.ui.live_trace import LiveTrace
-    from attention_explorer.ui.preferences import ViewPreferences
-    from attention_explorer.ui.stage_panel import StagePanel, input_group
+    from attention_explorer.ui.pipeline.stage_panel import StagePanel, input_group
+    from attention_explorer.ui.state.live_trace import LiveTrace
+    from attention_explorer.ui.state.preferences import ViewPreferences
 
     session = Session.from_data(starter_session())
     live = LiveTrace(session)

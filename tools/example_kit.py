@@ -7,8 +7,8 @@ import json
 
 import numpy as np
 
-from attention_explorer.numbers import format_number
-from attention_explorer.run import compute_session
+from attention_explorer.core.numbers import format_number
+from attention_explorer.session.compute_session import compute_session
 from attention_explorer.session.file_format import FORMAT_NAME, FORMAT_VERSION, loads_session
 
 TUTORIAL = "Tutorial examples"

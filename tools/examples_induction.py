@@ -143,7 +143,7 @@ def _notes(m: dict) -> list[dict]:
 
 def document() -> dict:
     """The example as a session-file dict (numbers to 7 significant digits)."""
-    from attention_explorer.pretrained.api import from_model
+    from attention_explorer.pretrained.open_model import from_model
     from attention_explorer.session.file_format import session_to_dict
 
     m = measures()

@@ -21,9 +21,9 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from attention_explorer import api_checks as check
 from attention_explorer.engine import CellExplanation, Trace
-from attention_explorer.run import compute_session
+from attention_explorer.session import argument_checks as check
+from attention_explorer.session.compute_session import compute_session
 from attention_explorer.session.document import SessionData
 from attention_explorer.session.examples import ExampleInfo
 
@@ -33,10 +33,17 @@ def _data(session) -> SessionData:
     return session.data() if callable(getattr(session, "data", None)) else session
 
 
+def _install_model_lookup() -> None:
+    """Import the models' package, which installs the lookup that sessions saved by reference
+    use to find their model (session/model_links.py)."""
+    import attention_explorer.pretrained  # noqa: F401
+
+
 def load(path: str | os.PathLike) -> SessionData:
     """Read a session file; SessionFileError (one line, naming the field) if it is invalid."""
     from attention_explorer.session.file_format import load_session
 
+    _install_model_lookup()
     return load_session(check.path("ae.load", path))
 
 
@@ -48,6 +55,7 @@ def save(session, path: str | os.PathLike, standalone: bool = False) -> Path:
     """
     from attention_explorer.session.file_format import save_session
 
+    _install_model_lookup()
     data = check.session_data("ae.save", session)
     return save_session(check.path("ae.save", path), data, standalone=bool(standalone))
 
@@ -173,7 +181,7 @@ def from_model(model, text: str, layer: int = 0, backend="numpy") -> SessionData
     editable projection session that reproduces the model's attention; see
     :func:`attention_explorer.pretrained.from_model`. Needs the ``model`` extra."""
     from attention_explorer.pretrained import from_model as load_layer
-    from attention_explorer.pretrained.text_limits import check_text_length
+    from attention_explorer.pretrained.checkpoint.text_limits import check_text_length
 
     check_text_length(model, check.text("ae.from_model", text))  # before tokenizing
     check.whole("ae.from_model", "layer", layer, optional=False)
@@ -184,7 +192,7 @@ def model_attention(model, text: str, backend="numpy"):
     """Every layer's attention weights ``[layers, heads, n, n]`` (numpy) and the tokens, as
     BertViz users know them; see :func:`attention_explorer.pretrained.model_attention`."""
     from attention_explorer.pretrained import model_attention as all_layers
-    from attention_explorer.pretrained.text_limits import check_text_length
+    from attention_explorer.pretrained.checkpoint.text_limits import check_text_length
 
     check_text_length(model, check.text("ae.model_attention", text))  # before tokenizing
     return all_layers(model, text, backend=backend)
@@ -235,7 +243,7 @@ def show(session=None, block: bool = True):
     With ``block`` (the default) runs the event loop until the window closes and returns its
     exit code; with ``block=False`` returns the window at once (for IPython's ``%gui qt``).
     """
-    from attention_explorer.ui.show import show_window
+    from attention_explorer.ui.window.show import show_window
 
     data = None if session is None else check.session_data("ae.show", session)
     return show_window(data, block=block)

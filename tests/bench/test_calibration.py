@@ -7,8 +7,8 @@ import math
 import re
 from pathlib import Path
 
-from attention_explorer import calibration
-from attention_explorer.calibration import Calibration, calibrate, calibration_line
+from attention_explorer.diagnostics import calibration
+from attention_explorer.diagnostics.calibration import Calibration, calibrate, calibration_line
 
 
 def test_calibrate_times_both_workloads_in_positive_milliseconds():

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 import attention_explorer.api as api
-from attention_explorer import run
 from attention_explorer.cli import main
+from attention_explorer.session import compute_session as run
 
 SAMPLE = str(Path(__file__).parents[1] / "sample_session.json")
 
@@ -28,7 +28,9 @@ def one_line_error(capsys, prefix: str = "attention-explorer") -> str:
 def window_calls(monkeypatch):
     """Record what would open the window, instead of opening it."""
     calls = []
-    monkeypatch.setattr("attention_explorer.ui.app.run_app", lambda **kw: calls.append(kw) or 0)
+    monkeypatch.setattr(
+        "attention_explorer.ui.window.app.run_app", lambda **kw: calls.append(kw) or 0
+    )
     monkeypatch.setattr(api, "show", lambda data: calls.append({"data": data}) or 0)
     return calls
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from attention_explorer.core.stages import MASKED_TEXT, stage
 from attention_explorer.display import build_frame, difference_frame, frame_for_array
 from attention_explorer.display.levels import levels_of_kind
 from attention_explorer.engine import AttentionConfig, AttentionInputs, compute
-from attention_explorer.stages import MASKED_TEXT, stage
 
 
 def _trace(mask="causal", n=4):

@@ -9,11 +9,11 @@ import sys
 import numpy as np
 import pytest
 
+from attention_explorer.core.stages import MASKED_TEXT
 from attention_explorer.display import build_frame, cell_texts, dark_text, levels_for, shrink
 from attention_explorer.display.levels import LOG_FLOOR
 from attention_explorer.engine import AttentionConfig, AttentionInputs, compute
 from attention_explorer.session.examples import load_example
-from attention_explorer.stages import MASKED_TEXT
 
 
 def _trace(n=6, mask="causal", seed=0, heads=1, d=3):
@@ -34,8 +34,8 @@ def _example_trace(key):
 
 def test_the_display_package_imports_no_qt():
     code = (
-        "import json, sys, attention_explorer.display, attention_explorer.stages, "
-        "attention_explorer.numbers; print(json.dumps(sorted(sys.modules)))"
+        "import json, sys, attention_explorer.display, attention_explorer.core.stages, "
+        "attention_explorer.core.numbers; print(json.dumps(sorted(sys.modules)))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     modules = json.loads(done.stdout)

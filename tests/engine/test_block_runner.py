@@ -16,7 +16,7 @@ from attention_explorer.engine.row_blocks import (
     ROW_BLOCK_ELEMENTS,
     full_block_elements,
 )
-from attention_explorer.run import compute_session
+from attention_explorer.session.compute_session import compute_session
 from attention_explorer.session.resize import set_heads, set_token_count
 from attention_explorer.session.starter import starter_session
 

@@ -234,7 +234,7 @@ def test_direct_mode_inputs_are_typed():
 
 
 def test_explain_writes_numbers_with_the_one_formatter():
-    from attention_explorer import numbers
+    from attention_explorer.core import numbers
 
     assert format_number is numbers.format_number  # no second decimals policy here
     assert format_number(1.2e31) == "1.2e+31"

@@ -11,14 +11,14 @@ import importlib
 import numpy as np
 import pytest
 
+from attention_explorer.core.stages import stage
 from attention_explorer.display import build_frame, levels_for, shrink, stage_picture
 from attention_explorer.display.levels import levels_from_range
 from attention_explorer.display.shrink import fits_float32
 from attention_explorer.engine.recompute import RecomputedStage
-from attention_explorer.run import compute_session
+from attention_explorer.session.compute_session import compute_session
 from attention_explorer.session.resize import set_heads, set_token_count
 from attention_explorer.session.starter import starter_session
-from attention_explorer.stages import stage
 
 row_blocks = importlib.import_module("attention_explorer.engine.row_blocks")
 SQUARE = ("scores", "scaled", "masked", "weights")

@@ -4,12 +4,12 @@ import dataclasses
 
 import numpy as np
 
+from attention_explorer.core.stages import stage
 from attention_explorer.display import shrink
 from attention_explorer.engine.recompute import RecomputedStage
-from attention_explorer.run import compute_session
+from attention_explorer.session.compute_session import compute_session
 from attention_explorer.session.resize import set_heads, set_token_count
 from attention_explorer.session.starter import starter_session
-from attention_explorer.stages import stage
 
 SQUARE = ("scores", "scaled", "masked", "weights")
 N, LIMIT = 1100, 256

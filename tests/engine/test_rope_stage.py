@@ -15,7 +15,7 @@ import pytest
 
 from attention_explorer.engine import AttentionConfig
 from attention_explorer.engine.compute import compute
-from attention_explorer.engine.errors import AttentionInputError
+from attention_explorer.engine.engine_errors import AttentionInputError
 from attention_explorer.engine.explain import explain
 from attention_explorer.engine.inputs import AttentionInputs
 from attention_explorer.engine.rope import RopeScaling, apply_rope

@@ -6,7 +6,7 @@ import importlib
 import numpy as np
 import pytest
 
-from attention_explorer.run import compute_session
+from attention_explorer.session.compute_session import compute_session
 from attention_explorer.session.resize import set_heads, set_token_count
 from attention_explorer.session.starter import starter_session
 

@@ -64,7 +64,7 @@ def test_two_pools_share_nothing():
 
 
 def test_a_previewed_pass_gives_its_cache_s_unused_blocks_back():
-    from attention_explorer.run import compute_session
+    from attention_explorer.session.compute_session import compute_session
     from attention_explorer.session.resize import set_token_count
     from attention_explorer.session.starter import starter_session
 

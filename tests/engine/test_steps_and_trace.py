@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 from array_api_compat import numpy as xp
 
+from attention_explorer.core.stages import CATALOGUE
 from attention_explorer.engine import AttentionConfig, AttentionInputs, Backend, compute, steps
 from attention_explorer.engine.backend import ArrayLib
-from attention_explorer.engine.errors import ComputeOverflow
+from attention_explorer.engine.engine_errors import ComputeOverflow
 from attention_explorer.engine.positional import sinusoidal_encoding
 from attention_explorer.engine.trace import ALL_STAGES, PER_HEAD_STAGES, SQUARE_STAGES
-from attention_explorer.stages import CATALOGUE
 
 RNG = np.random.default_rng(3)
 X = np.round(RNG.normal(size=(4, 6)), 2)  # [n, d_model]

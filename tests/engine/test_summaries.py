@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attention_explorer import summaries as S
+from attention_explorer.display import summaries as S
 
 # Rows: one-hot on key 0, even over 4 keys, half/half on keys 1 and 3.
 W = np.array([[1.0, 0, 0, 0], [0.25, 0.25, 0.25, 0.25], [0, 0.5, 0, 0.5]])  # [3, 4]

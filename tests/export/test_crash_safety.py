@@ -97,7 +97,7 @@ def _dead_pid() -> int:
 
 
 def test_sweep_removes_only_leftovers_of_dead_processes(tmp_path):
-    from attention_explorer.output_policy import sweep_leftovers
+    from attention_explorer.writing.output_policy import sweep_leftovers
 
     dead = _dead_pid()
     names = {

@@ -9,9 +9,9 @@ from PySide6.QtGui import QImage
 
 from attention_explorer.display import build_frame, frame_for_array
 from attention_explorer.exporting.arrays import array_csv_text, export_array, export_frame
-from attention_explorer.exporting.errors import ExportError
 from attention_explorer.exporting.figure import frame_figure, stage_figure
 from attention_explorer.exporting.numbers import read_csv_matrix
+from attention_explorer.writing.export_errors import ExportError
 
 
 def test_a_stage_frame_figure_matches_the_stage_figure(trace_factory):

@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-import attention_explorer.exporting.api as api
+import attention_explorer.exporting.stage_exports as api
 from attention_explorer.exporting import ExportError, export_all, export_stage
 
 HOSTILE = ["=1+1", "a\x00b", "\x1b[31mred", "@SUM(A1)", "-2+3", "tab\tname"]
@@ -97,7 +97,7 @@ def test_a_failure_while_moving_files_into_place_undoes_the_moves(
                 raise OSError(28, "No space left on device")
         return real(src, dst)
 
-    import attention_explorer.exporting.transaction as transaction
+    import attention_explorer.writing.transaction as transaction
 
     monkeypatch.setattr(transaction.os, "replace", flaky)
     with pytest.raises(ExportError, match="the disk is full"):

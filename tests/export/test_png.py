@@ -4,12 +4,12 @@ import numpy as np
 import pytest
 from PySide6.QtGui import QImage
 
+from attention_explorer.core.stages import MASKED_RGB
 from attention_explorer.display.cells import cell_rgb
 from attention_explorer.exporting import ExportError, export_heads_grid, export_stage
 from attention_explorer.exporting.colors import lookup_table
 from attention_explorer.exporting.figure import grid_figure, stage_figure
 from attention_explorer.exporting.painter import heatmap_rects
-from attention_explorer.stages import MASKED_RGB
 
 
 def _pixel(image: QImage, x: float, y: float) -> tuple[int, int, int]:

@@ -18,7 +18,7 @@ from PySide6.QtCore import QSettings  # noqa: E402
 
 from attention_explorer.cli import main  # noqa: E402
 from attention_explorer.session import SessionFileError, load_session  # noqa: E402
-from attention_explorer.ui import dialogs as message_boxes
+from attention_explorer.ui.widgets import dialogs as message_boxes
 
 #: A refusal must come quickly: the budget and the schema refuse before any real work.
 SECONDS_PER_REFUSAL = 5.0
@@ -108,7 +108,7 @@ def test_command_line_gives_one_line_and_exit_2(case_file, command, tmp_path, ca
 @pytest.fixture(scope="module")
 def window(qapp, tmp_path_factory):
     """One real window for the whole catalogue, with message boxes recorded, not shown."""
-    from attention_explorer.ui.main_window import MainWindow
+    from attention_explorer.ui.window.main_window import MainWindow
 
     shown: list[str] = []
     with pytest.MonkeyPatch.context() as patch:

@@ -15,12 +15,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import attention_explorer as ae
-from attention_explorer.api_checks import ArgumentTypeError
 from attention_explorer.cli import main
 from attention_explorer.engine import AttentionInputError
 from attention_explorer.engine.budget import MAX_TOKENS
-from attention_explorer.pretrained.text_limits import model_positions, text_char_limit
+from attention_explorer.pretrained.checkpoint.text_limits import model_positions, text_char_limit
 from attention_explorer.session import SessionFileError, load_session
+from attention_explorer.session.argument_checks import ArgumentTypeError
 
 S = ae.example("starter")
 FAST = settings(

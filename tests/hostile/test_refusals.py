@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 import attention_explorer as ae
-from attention_explorer.api_checks import ArgumentTypeError
 from attention_explorer.engine import AttentionInputError
-from attention_explorer.pretrained.errors import ModelError
+from attention_explorer.pretrained.model_errors import ModelError
 from attention_explorer.session import SessionFileError
+from attention_explorer.session.argument_checks import ArgumentTypeError
 
 #: A refusal is told before any real work: it allocates at most this many bytes (the 10 MB
 #: texts of two cases included), where the work itself would take gigabytes.

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from attention_explorer.session import SessionFileError, load_session, save_session
 from attention_explorer.session.starter import starter_session
-from attention_explorer.ui import dialogs as message_boxes
+from attention_explorer.ui.widgets import dialogs as message_boxes
 
 
 def mode_of(path) -> int:
@@ -60,7 +60,7 @@ def test_saving_into_a_missing_folder_is_one_line(tmp_path):
 
 @pytest.fixture
 def window(qtbot, tmp_path, monkeypatch):
-    from attention_explorer.ui.main_window import MainWindow
+    from attention_explorer.ui.window.main_window import MainWindow
 
     shown: list[str] = []
     monkeypatch.setattr(

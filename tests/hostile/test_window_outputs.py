@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QMessageBox
 from attention_explorer.session import Session, load_session
 from attention_explorer.session.size_guard import MAX_PASTE_CHARS
 from attention_explorer.session.starter import starter_session
-from attention_explorer.ui import dialogs as message_boxes
+from attention_explorer.ui.widgets import dialogs as message_boxes
 
 Button = QMessageBox.StandardButton
 
@@ -23,7 +23,7 @@ Button = QMessageBox.StandardButton
 @pytest.fixture
 def window(qtbot, tmp_path, monkeypatch):
     """A real window; warnings are recorded and questions answered from ``win.answers``."""
-    from attention_explorer.ui.main_window import MainWindow
+    from attention_explorer.ui.window.main_window import MainWindow
 
     shown: list[str] = []
     asked: list[str] = []
@@ -129,8 +129,8 @@ def test_window_refuses_a_session_it_could_not_open_again(window, tmp_path):
 
 @pytest.fixture
 def editor(qtbot):
-    from attention_explorer.ui.matrix_panel import MatrixPanel
-    from attention_explorer.ui.panel_context import PanelContext
+    from attention_explorer.ui.editing.matrix_panel import MatrixPanel
+    from attention_explorer.ui.state.panel_context import PanelContext
 
     session = Session.from_data(starter_session())
     panel = MatrixPanel(PanelContext.for_session(session))
@@ -144,7 +144,7 @@ def editor(qtbot):
 
 @pytest.mark.parametrize("size", [10_000_000, MAX_PASTE_CHARS + 1])
 def test_a_huge_paste_is_refused_without_parsing(editor, size, monkeypatch):
-    import attention_explorer.ui.matrix_editor as matrix_editor
+    import attention_explorer.ui.editing.matrix_editor as matrix_editor
 
     def never(_text):
         raise AssertionError("the text was parsed")
@@ -163,8 +163,8 @@ def test_export_dialog_refuses_in_its_message_line(qtbot, tmp_path, name):
     from PySide6.QtWidgets import QWidget
 
     import attention_explorer as ae
-    from attention_explorer.ui.export_dialog import ExportDialog
-    from attention_explorer.ui.preferences import ViewPreferences
+    from attention_explorer.ui.export.export_dialog import ExportDialog
+    from attention_explorer.ui.state.preferences import ViewPreferences
 
     make, words = REFUSED[name]
     path = make(tmp_path).rename(tmp_path / "w.csv") if name != "named-pipe" else None
@@ -189,7 +189,7 @@ def _fifo_named(folder, name):
 
 
 def test_model_dock_refuses_a_10_million_character_text_before_reading(qtbot, tiny_model):
-    from attention_explorer.ui import model_loader
+    from attention_explorer.ui.model import model_loader
 
     def never(_model):
         raise AssertionError("the model was read")

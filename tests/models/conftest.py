@@ -125,7 +125,7 @@ def write_config(folder: Path, config: dict) -> None:
 def tiny_scale_config(size: str, **more) -> dict:
     """The scale benchmark's config of ``size`` (its family's keys and tensor names) shrunk to
     a checkpoint of a few kB: d 32, 2 layers, 4 heads sharing 2 key/value heads, 300 words."""
-    from attention_explorer.pretrained import scale_bench
+    from attention_explorer.diagnostics import llama_scale_bench as scale_bench
 
     return {
         **scale_bench.SIZES[size],

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from attention_explorer.pretrained import ModelError, model_run
-from attention_explorer.pretrained.tensor_file import TensorFile
+from attention_explorer.pretrained.checkpoint.tensor_file import TensorFile
 
 TEXT = "the cat watched the dog"
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from attention_explorer.diagnostics import llama_scale_bench as bench
 from attention_explorer.pretrained import model_run
-from attention_explorer.pretrained import scale_bench as bench
 from tests.models.conftest import tiny_scale_config
 
 TINY = tiny_scale_config("qwen2.5-0.5b")

@@ -7,7 +7,11 @@ import json
 
 import pytest
 
-from attention_explorer.pretrained.token_labels import readable_token, readable_tokens, token_style
+from attention_explorer.pretrained.checkpoint.token_labels import (
+    readable_token,
+    readable_tokens,
+    token_style,
+)
 from tests.models.conftest import train_bpe
 
 
@@ -77,12 +81,12 @@ def test_styles_of_tokenizer_json():
 def test_a_model_run_shows_its_pieces_readably(tmp_path):
     from tokenizers import Tokenizer
 
-    from attention_explorer.pretrained.token_labels import tokenizer_style
+    from attention_explorer.pretrained.checkpoint.token_labels import tokenizer_style
 
     train_bpe(tmp_path)
     tokenizer = Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
     assert tokenizer_style(tokenizer) == "bytelevel"
-    from attention_explorer.pretrained.tokenize import tokenize
+    from attention_explorer.pretrained.checkpoint.tokenize import tokenize
 
     toks = tokenize(tokenizer, "the cat watched the dog", 64)
     raw = tokenizer.encode("the cat watched the dog").tokens

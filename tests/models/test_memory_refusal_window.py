@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 
-from attention_explorer.pretrained import scale_bench as bench
-from attention_explorer.pretrained import stored
+from attention_explorer.diagnostics import llama_scale_bench as bench
+from attention_explorer.pretrained.checkpoint import stored
 from tests.models.conftest import tiny_scale_config
 from tests.models.test_model_panel import window  # noqa: F401  (the real window)
 

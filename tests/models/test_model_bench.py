@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from attention_explorer.pretrained import bench, load_model
+from attention_explorer.diagnostics import model_bench as bench
+from attention_explorer.pretrained import load_model
 
 
 def test_text_of_gives_the_token_count(gpt2_folder):

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from attention_explorer.pretrained import ModelError, from_model, model_attention, resolve_model
-from attention_explorer.pretrained.source import REQUIRED_FILES
+from attention_explorer.pretrained.checkpoint.source import REQUIRED_FILES
 
 
 def copy_model(src, dst):

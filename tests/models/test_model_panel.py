@@ -9,8 +9,8 @@ from PySide6.QtCore import QEvent, QPointF, QSettings, Qt
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from attention_explorer.pretrained import from_model, model_attention
-from attention_explorer.ui import dialogs as message_boxes
-from attention_explorer.ui.main_window import MainWindow
+from attention_explorer.ui.widgets import dialogs as message_boxes
+from attention_explorer.ui.window.main_window import MainWindow
 
 TEXT = "the cat sat on the mat"
 

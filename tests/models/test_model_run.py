@@ -183,7 +183,7 @@ def test_threads_are_every_core_or_a_positive_count(gpt2_folder):
 
 
 def test_a_models_latest_texts_keep_their_tokens(gpt2_folder):
-    from attention_explorer.pretrained.api import TEXTS_KEPT
+    from attention_explorer.pretrained.open_model import TEXTS_KEPT
 
     loaded = load_model(gpt2_folder)
     first = loaded.tokenize("the cat sat")

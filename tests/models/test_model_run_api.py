@@ -146,7 +146,7 @@ def test_torch_backend_gives_the_same_run(gpt2_folder):
 
 
 def test_bundled_models_are_found_by_id(tmp_path, monkeypatch, gpt2_folder):
-    from attention_explorer.pretrained import available, source
+    from attention_explorer.pretrained.checkpoint import available, source
 
     shutil.copytree(gpt2_folder, tmp_path / "models" / "tiny-test")
     monkeypatch.setattr(source, "bundled_root", lambda: tmp_path / "models")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 
 from attention_explorer.pretrained import from_model, load_model, resolve_model
-from attention_explorer.pretrained.source import REQUIRED_FILES
+from attention_explorer.pretrained.checkpoint.source import REQUIRED_FILES
 
 
 def test_hub_id_found_in_the_local_cache(tmp_path, gpt2_folder, monkeypatch):

@@ -11,7 +11,7 @@ import json
 import numpy as np
 import pytest
 
-from attention_explorer.pretrained.tokenize import load_tokenizer, special_ids, tokenize
+from attention_explorer.pretrained.checkpoint.tokenize import load_tokenizer, special_ids, tokenize
 from attention_explorer.walkthrough.focus import choose_focus, is_content
 from tests.models import tokenizer_fixtures as fx
 from tests.models.test_model_panel import window  # noqa: F401  (the real window)
@@ -186,7 +186,7 @@ def test_the_model_run_matches_transformers_fed_its_own_ids(tmp_path, family, in
 
 def test_a_model_session_follows_a_word_never_the_bos(tmp_path):
     from attention_explorer.pretrained import from_model
-    from attention_explorer.run import compute_session
+    from attention_explorer.session.compute_session import compute_session
 
     folder = fx.llama3_folder(tmp_path)
     _llama(folder, "llama3")

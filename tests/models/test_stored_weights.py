@@ -1,4 +1,5 @@
-"""Weights left in the checkpoint until a run needs them (pretrained/stored.py): layers read
+"""Weights left in the checkpoint until a run needs them (pretrained/checkpoint/stored.py): layers
+read
 straight into the run's dtype, one word table for a tied head, the output head read in
 blocks, and a model too big for this machine refused before anything is read."""
 
@@ -10,18 +11,18 @@ import os
 import numpy as np
 import pytest
 
+from attention_explorer.diagnostics import llama_scale_bench as bench
 from attention_explorer.pretrained import (
     ModelError,
-    api,
     from_model,
     load_model,
     model_attention,
     model_run,
-    stored,
 )
-from attention_explorer.pretrained import scale_bench as bench
-from attention_explorer.pretrained.tensor_file import TensorFile, _widen
-from attention_explorer.pretrained.weights import in_dtype
+from attention_explorer.pretrained import open_model as api
+from attention_explorer.pretrained.checkpoint import stored
+from attention_explorer.pretrained.checkpoint.tensor_file import TensorFile, _widen
+from attention_explorer.pretrained.checkpoint.weights import in_dtype
 
 TINY = {
     **bench.SIZES["qwen2.5-0.5b"],

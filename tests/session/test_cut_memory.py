@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from attention_explorer.session.cut_memory import CutMemory
+from attention_explorer.session.evented_session import Session
 from attention_explorer.session.history import History
-from attention_explorer.session.model import Session
 from attention_explorer.session.resize import fit, set_d_model, set_heads, set_token_count
 from attention_explorer.session.starter import starter_session
 

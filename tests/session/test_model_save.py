@@ -11,9 +11,9 @@ import pytest
 from model_save_folders import TEXT, minilm_folder, tiny_folder  # noqa: F401 - fixtures
 
 import attention_explorer as ae
-from attention_explorer.session.errors import SessionFileError
 from attention_explorer.session.file_format import session_to_dict
 from attention_explorer.session.resize import set_mode
+from attention_explorer.session.session_errors import SessionFileError
 
 ONE_MB = 1024 * 1024
 

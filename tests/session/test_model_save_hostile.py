@@ -11,7 +11,7 @@ import pytest
 from model_save_folders import TEXT, tiny_folder  # noqa: F401 - fixtures
 
 import attention_explorer as ae
-from attention_explorer.session.errors import SessionFileError
+from attention_explorer.session.session_errors import SessionFileError
 
 
 def refused(path, doc) -> str:

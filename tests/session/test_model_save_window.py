@@ -13,9 +13,9 @@ from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 import attention_explorer as ae
-from attention_explorer.ui import dialogs as message_boxes
-from attention_explorer.ui.main_window import MainWindow
-from attention_explorer.ui.session_file import FILE_FILTER, SAVE_FILTER, STANDALONE_FILTER
+from attention_explorer.ui.widgets import dialogs as message_boxes
+from attention_explorer.ui.window.main_window import MainWindow
+from attention_explorer.ui.window.session_file import FILE_FILTER, SAVE_FILTER, STANDALONE_FILTER
 
 
 @pytest.fixture

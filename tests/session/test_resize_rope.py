@@ -80,7 +80,7 @@ def test_a_table_added_to_x_becomes_none_in_direct_mode():
 
 
 def test_the_controls_show_rope_after_the_switch_and_undo_restores(qtbot):
-    from attention_explorer.ui.controls_panel import ControlsPanel
+    from attention_explorer.ui.editing.controls_panel import ControlsPanel
 
     data = _rope_session(**ROPES["default"])
     session = Session.from_data(data)

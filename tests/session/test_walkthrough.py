@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from attention_explorer.core.numbers import format_number
 from attention_explorer.engine import AttentionConfig, AttentionInputs, compute, explain
-from attention_explorer.numbers import format_number
 from attention_explorer.session import starter_session
 from attention_explorer.walkthrough import WalkStep, choose_focus, steps_for
 

@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from attention_explorer.numbers import format_number
-from attention_explorer.run import compute_session
+from attention_explorer.core.numbers import format_number
+from attention_explorer.session.compute_session import compute_session
 from attention_explorer.session.starter import starter_session
 from attention_explorer.walkthrough import steps_for
 

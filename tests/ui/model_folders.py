@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QPointF, QSettings, Qt
 
-from attention_explorer.ui.main_window import MainWindow
+from attention_explorer.ui.window.main_window import MainWindow
 
 _spec = importlib.util.spec_from_file_location(
     "model_test_folders", Path(__file__).parents[1] / "models" / "conftest.py"

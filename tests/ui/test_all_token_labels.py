@@ -6,7 +6,7 @@ import pytest
 import window_fixtures
 from test_layout import sized
 
-from attention_explorer.ui.heatmap_labels import ALL_LABELS_UP_TO, MIN_POINTS, fitting_font
+from attention_explorer.ui.heatmap.heatmap_labels import ALL_LABELS_UP_TO, MIN_POINTS, fitting_font
 
 window, dialogs = window_fixtures.window, window_fixtures.dialogs
 

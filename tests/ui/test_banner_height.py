@@ -7,7 +7,7 @@ from __future__ import annotations
 import window_fixtures
 from test_layout import sized
 
-from attention_explorer.ui.experiment_banner import MAX_HEIGHT_SHARE
+from attention_explorer.ui.walkthrough.experiment_banner import MAX_HEIGHT_SHARE
 
 window, dialogs = window_fixtures.window, window_fixtures.dialogs
 

@@ -7,7 +7,7 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from attention_explorer.session import History, Session, resize, starter_session  # noqa: E402
-from attention_explorer.ui.controls_panel import ControlsPanel  # noqa: E402
+from attention_explorer.ui.editing.controls_panel import ControlsPanel  # noqa: E402
 
 
 def _panel(qtbot, mode: str):

@@ -14,9 +14,9 @@ from PySide6.QtGui import QImage  # noqa: E402
 from attention_explorer.display.cells import cell_rgb, dark_text  # noqa: E402
 from attention_explorer.engine import compute  # noqa: E402
 from attention_explorer.session import Session, starter_session  # noqa: E402
-from attention_explorer.ui.colormaps import table_for  # noqa: E402
-from attention_explorer.ui.heatmap_view import HeatmapView  # noqa: E402
-from attention_explorer.ui.preferences import ViewPreferences  # noqa: E402
+from attention_explorer.ui.heatmap.heatmap_view import HeatmapView  # noqa: E402
+from attention_explorer.ui.state.preferences import ViewPreferences  # noqa: E402
+from attention_explorer.ui.widgets.colormaps import table_for  # noqa: E402
 
 
 def trace_of(session: Session):
@@ -115,7 +115,7 @@ def test_the_same_numbers_again_touch_nothing(show, monkeypatch):
 
 
 def test_a_new_colour_map_recolours_the_same_numbers(show):
-    from attention_explorer.stages import SEQUENTIAL_MAPS
+    from attention_explorer.core.stages import SEQUENTIAL_MAPS
 
     view = show("weights")
     texts, colours = view.texts.drawn(), view.texts.drawn_colours()
@@ -181,8 +181,8 @@ def test_a_changed_number_is_repainted(show, qtbot):
 @pytest.fixture
 def editors():
     """The X and W_Q editors' models of one starter session, and every dataChanged of each."""
-    from attention_explorer.ui.matrix_model import MatrixModel
-    from attention_explorer.ui.panel_context import PanelContext
+    from attention_explorer.ui.editing.matrix_model import MatrixModel
+    from attention_explorer.ui.state.panel_context import PanelContext
 
     context = PanelContext.for_session(Session.from_data(starter_session()))
     models = {name: MatrixModel(context, name) for name in ("X", "W_Q")}
@@ -200,7 +200,7 @@ def editors():
 
 def _fresh_background(context, name, row, col):
     """The tint a model built now would give the cell (no cache can be stale in it)."""
-    from attention_explorer.ui.matrix_model import MatrixModel
+    from attention_explorer.ui.editing.matrix_model import MatrixModel
 
     fresh = MatrixModel(context, name)
     try:
@@ -256,7 +256,7 @@ def test_undo_announces_the_cell_it_restores(editors):
 
 
 def test_changed_box_bounds_every_changed_cell():
-    from attention_explorer.ui.matrix_changes import changed_box
+    from attention_explorer.ui.editing.matrix_changes import changed_box
 
     old = np.zeros((4, 5))  # [rows, cols]
     assert changed_box(old, old.copy()) is None
@@ -268,7 +268,7 @@ def test_changed_box_bounds_every_changed_cell():
 
 
 def test_the_font_fits_the_widest_number_and_the_cell_height(qapp):
-    from attention_explorer.ui.heatmap_texts import (
+    from attention_explorer.ui.heatmap.heatmap_texts import (
         MIN_VALUE_POINT_SIZE,
         VALUE_POINT_SIZE,
         fitting_point_size,

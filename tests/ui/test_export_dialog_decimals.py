@@ -13,8 +13,8 @@ from PySide6.QtWidgets import QWidget
 
 from attention_explorer.engine import compute
 from attention_explorer.session.examples import load_example
-from attention_explorer.ui.export_dialog import ExportDialog
-from attention_explorer.ui.preferences import ViewPreferences
+from attention_explorer.ui.export.export_dialog import ExportDialog
+from attention_explorer.ui.state.preferences import ViewPreferences
 
 
 def _svg_texts(path) -> list[str]:

@@ -13,7 +13,7 @@ from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLineEdit, QPushButton
 
-from attention_explorer.ui import export_dialog_parts as parts
+from attention_explorer.ui.export import export_dialog_parts as parts
 
 
 def test_last_folder_is_the_remembered_one_or_home_when_it_is_gone(tmp_path):

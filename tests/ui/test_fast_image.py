@@ -10,8 +10,8 @@ import pyqtgraph as pg  # noqa: E402
 import pytest  # noqa: E402
 from PySide6.QtGui import QImage  # noqa: E402
 
-from attention_explorer.ui.colormaps import colormap_by_name  # noqa: E402
-from attention_explorer.ui.fast_image import FastImageItem  # noqa: E402
+from attention_explorer.ui.heatmap.fast_image import FastImageItem  # noqa: E402
+from attention_explorer.ui.widgets.colormaps import colormap_by_name  # noqa: E402
 
 
 def _pixels(image: QImage) -> np.ndarray:

@@ -11,7 +11,7 @@ from window_fixtures import explorer_window
 from attention_explorer import api
 from attention_explorer.exporting import ExportError
 from attention_explorer.exporting.handout import export_handout
-from attention_explorer.ui.walkthrough_actions import write_handout
+from attention_explorer.ui.walkthrough.walkthrough_actions import write_handout
 from attention_explorer.walkthrough.follow import session_steps
 
 

@@ -9,7 +9,7 @@ from PySide6.QtCore import QRect, QRectF
 from PySide6.QtGui import QFontMetricsF
 from test_layout import sized
 
-from attention_explorer.ui.heatmap_title import split_heading, wrap_lines
+from attention_explorer.ui.heatmap.heatmap_title import split_heading, wrap_lines
 
 window, dialogs = window_fixtures.window, window_fixtures.dialogs
 

@@ -10,9 +10,9 @@ from window_fixtures import RECOMPUTE_MS, choose, dialogs, window  # noqa: F401
 
 from attention_explorer.engine import AttentionConfig, AttentionInputs, compute
 from attention_explorer.session import History, Session, SessionData
-from attention_explorer.ui.matrix_panel import MatrixPanel
-from attention_explorer.ui.panel_context import PanelContext
-from attention_explorer.ui.stage_panel import step_caption
+from attention_explorer.ui.editing.matrix_panel import MatrixPanel
+from attention_explorer.ui.pipeline.stage_panel import step_caption
+from attention_explorer.ui.state.panel_context import PanelContext
 
 
 def _direct(heads: int, kv_heads: int | None) -> SessionData:
@@ -114,7 +114,7 @@ def test_cell_arithmetic_is_listed_once_in_the_view_menu(window):  # noqa: F811
 def test_the_controls_offer_the_configs_labels(qtbot):
     from attention_explorer.engine.config import OPTIONS
     from attention_explorer.session import starter_session
-    from attention_explorer.ui.controls_panel import ControlsPanel
+    from attention_explorer.ui.editing.controls_panel import ControlsPanel
 
     session = Session.from_data(starter_session())
     panel = ControlsPanel(session, History(session))

@@ -142,7 +142,7 @@ def test_the_focused_stage_view_is_framed_in_the_highlight_colour(window, qtbot,
 
 
 def test_the_token_limits_are_explained_where_they_bite(window, qtbot):
-    from attention_explorer.ui.token_strip import MAX_TOKENS
+    from attention_explorer.ui.editing.token_strip import MAX_TOKENS
 
     strip, slider = window.tokens, window.controls.tokens
     assert f"{slider.maximum()}" in slider.toolTip() and f"{MAX_TOKENS}" in slider.toolTip()
@@ -174,7 +174,7 @@ def test_while_dragging_tokens_the_slider_strip_and_status_line_agree(window, qt
 
 
 def test_the_examples_menu_names_the_tutorial_each_example_comes_from(window):
-    from attention_explorer.ui.main_menus import example_source
+    from attention_explorer.ui.window.main_menus import example_source
 
     actions = [
         action

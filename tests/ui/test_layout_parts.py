@@ -5,7 +5,7 @@ the order and the stretch they are given."""
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFormLayout, QLabel, QLineEdit, QWidget
 
-from attention_explorer.ui import layout_parts as parts
+from attention_explorer.ui.widgets import layout_parts as parts
 
 
 def test_a_plain_label_shows_markup_literally_and_wraps(qtbot):

@@ -8,10 +8,10 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextDocument
 from window_fixtures import RECOMPUTE_MS, choose, dialogs, window  # noqa: F401
 
-from attention_explorer.numbers import format_number
+from attention_explorer.core.numbers import format_number
+from attention_explorer.core.stages import title as stage_title
 from attention_explorer.session import resize, starter_session
-from attention_explorer.stages import title as stage_title
-from attention_explorer.ui import dialogs as message_boxes
+from attention_explorer.ui.widgets import dialogs as message_boxes
 
 
 def open_example(qtbot, window, key):  # noqa: F811

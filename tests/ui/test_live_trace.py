@@ -8,8 +8,8 @@ import pytest
 from PySide6.QtCore import QThread, QTimer
 
 from attention_explorer.session import Session, starter_session
-from attention_explorer.ui import live_trace
-from attention_explorer.ui.live_trace import LiveTrace
+from attention_explorer.ui.state import live_trace
+from attention_explorer.ui.state.live_trace import LiveTrace
 
 
 @pytest.fixture

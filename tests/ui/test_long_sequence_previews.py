@@ -12,17 +12,17 @@ import pytest
 from PySide6.QtCore import Qt
 from window_fixtures import shown_stage_panel
 
+from attention_explorer.core.numbers import format_number
+from attention_explorer.core.stages import stage
 from attention_explorer.display import levels_for, shrink
 from attention_explorer.display.shrink import signed_levels
 from attention_explorer.engine.recompute import RecomputedStage
-from attention_explorer.numbers import format_number
-from attention_explorer.run import compute_session
-from attention_explorer.session.model import Session
+from attention_explorer.session.compute_session import compute_session
+from attention_explorer.session.evented_session import Session
 from attention_explorer.session.resize import set_token_count
 from attention_explorer.session.starter import starter_session
-from attention_explorer.stages import stage
-from attention_explorer.ui import live_trace
-from attention_explorer.ui.live_trace import LiveTrace
+from attention_explorer.ui.state import live_trace
+from attention_explorer.ui.state.live_trace import LiveTrace
 
 TOKENS = 600  # beyond the 512 display limit: previewed, 2×2 blocks
 SQUARE = ("scores", "scaled", "masked", "weights")

@@ -11,9 +11,9 @@ import window_fixtures
 from PySide6.QtGui import QFontMetricsF
 from test_layout import sized
 
+from attention_explorer.core.stages import stage as catalogue_stage
 from attention_explorer.session import resize, starter_session
-from attention_explorer.stages import stage as catalogue_stage
-from attention_explorer.ui.heatmap_labels import ALL_LABELS_UP_TO, MIN_POINTS, TOKEN_AXES
+from attention_explorer.ui.heatmap.heatmap_labels import ALL_LABELS_UP_TO, MIN_POINTS, TOKEN_AXES
 
 window, dialogs = window_fixtures.window, window_fixtures.dialogs
 

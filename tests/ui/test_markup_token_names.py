@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QAbstractButton, QLabel, QTextEdit
 from window_fixtures import RECOMPUTE_MS, dialogs, window  # noqa: F401
 
 from attention_explorer.session import SessionData
-from attention_explorer.ui.matrix_model import MatrixModel
+from attention_explorer.ui.editing.matrix_model import MatrixModel
 
 MARKUP = ("<b>cat</b>", "<img src=x>", "a&amp;b", "<i>sat")
 

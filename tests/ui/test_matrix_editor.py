@@ -13,10 +13,10 @@ from PySide6.QtWidgets import QApplication, QLineEdit, QWidget  # noqa: E402
 
 from attention_explorer.engine import AttentionConfig, AttentionInputs  # noqa: E402
 from attention_explorer.session import History, Session, SessionData, resize, starter_session  # noqa: E402
-from attention_explorer.ui.matrix_model import MatrixModel  # noqa: E402
-from attention_explorer.ui.matrix_panel import MatrixPanel  # noqa: E402
-from attention_explorer.ui.panel_context import PanelContext  # noqa: E402
-from attention_explorer.ui.preferences import ViewPreferences  # noqa: E402
+from attention_explorer.ui.editing.matrix_model import MatrixModel  # noqa: E402
+from attention_explorer.ui.editing.matrix_panel import MatrixPanel  # noqa: E402
+from attention_explorer.ui.state.panel_context import PanelContext  # noqa: E402
+from attention_explorer.ui.state.preferences import ViewPreferences  # noqa: E402
 
 TOKENS = ("The", "cat", "sat")
 

@@ -17,7 +17,7 @@ from model_folders import (  # noqa: F401 - fixtures pytest finds here
 from test_model_live import RUN_MS, edit_w_q, ran
 
 from attention_explorer.pretrained import model_run
-from attention_explorer.ui.model_runner import backend_name
+from attention_explorer.ui.model.model_runner import backend_name
 
 pytest.importorskip("torch")
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtGui import QImage
 
-from attention_explorer.run import compute_session
-from attention_explorer.ui.compare_frames import difference_frame
+from attention_explorer.session.compute_session import compute_session
+from attention_explorer.ui.model.compare_frames import difference_frame
 
 
 def shown(qtbot, compare):

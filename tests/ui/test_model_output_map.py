@@ -1,11 +1,11 @@
-"""The Output panel's small maps (ui/model_output.py): after an edit of the same text only the
+"""The Output panel's small maps (ui/model/model_output.py): after an edit of the same text only the
 values change, so the axes keep their ticks; a new text lays them out again."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from attention_explorer.ui.model_output import _Map
+from attention_explorer.ui.model.model_output import _Map
 
 
 def test_a_map_redraws_its_axes_only_when_the_names_change(qtbot, monkeypatch):

@@ -9,7 +9,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import numpy as np  # noqa: E402
 
-from attention_explorer.ui.model_overview import ModelOverview  # noqa: E402
+from attention_explorer.ui.model.model_overview import ModelOverview  # noqa: E402
 
 
 def test_the_same_marks_are_kept_and_new_ones_replace_them(qtbot):

@@ -22,8 +22,8 @@ from PySide6.QtWidgets import QApplication, QFileDialog
 from attention_explorer.pretrained import from_model
 from attention_explorer.session import Session, load_session, save_session
 from attention_explorer.session.starter import starter_session
-from attention_explorer.ui.model_panel import DEFAULT_TEXT, ModelPanel
-from attention_explorer.ui.panel_context import PanelContext
+from attention_explorer.ui.model.model_panel import DEFAULT_TEXT, ModelPanel
+from attention_explorer.ui.state.panel_context import PanelContext
 
 
 @pytest.fixture

@@ -1,5 +1,6 @@
 # ruff: noqa: F811 - the fixtures imported from model_folders are redefined as parameters
-"""The benchmark's window row (ui/model_run_bench.py): it opens the real window offscreen,
+"""The benchmark's window row (diagnostics/window_model_bench.py): it opens the real window
+offscreen,
 edits W_Q in a model layer and times each edit until the Output panel shows its run (the
 times are printed by the benchmark, never asserted)."""
 
@@ -8,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 from model_folders import gpt2_folder  # noqa: F401 - fixture pytest finds here
 
-from attention_explorer.pretrained import bench
-from attention_explorer.ui import model_run_bench
+from attention_explorer.diagnostics import model_bench as bench
+from attention_explorer.diagnostics import window_model_bench as model_run_bench
 
 
 def test_edits_are_timed_until_the_output_shows_them(qapp, gpt2_folder, monkeypatch):

@@ -14,7 +14,7 @@ from model_folders import (  # noqa: F401 - fixtures pytest finds here
 )
 from test_model_live import RUN_MS, edit_w_q, ran
 
-from attention_explorer.pretrained import run as run_module
+from attention_explorer.pretrained import run_model as run_module
 
 
 def test_every_run_the_window_starts_holds_one_thread(

@@ -11,7 +11,7 @@ import pytest  # noqa: E402
 from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from attention_explorer.ui.number_text import (  # noqa: E402
+from attention_explorer.ui.widgets.number_text import (  # noqa: E402
     NumberTextError,
     format_block,
     format_exact,

@@ -10,10 +10,10 @@ import pytest
 from PySide6.QtWidgets import QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from attention_explorer.engine import compute
-from attention_explorer.session.model import Session
+from attention_explorer.session.evented_session import Session
 from attention_explorer.session.starter import starter_session
-from attention_explorer.ui.heatmap_view import HeatmapView
-from attention_explorer.ui.preferences import ViewPreferences
+from attention_explorer.ui.heatmap.heatmap_view import HeatmapView
+from attention_explorer.ui.state.preferences import ViewPreferences
 
 
 def trace_of(session: Session):
@@ -97,10 +97,10 @@ def test_a_view_whose_stage_did_not_change_keeps_its_frame(qtbot):
 def test_hover_at_4096_tokens_reads_the_exact_full_resolution_cell(qtbot):
     """The view draws 512×512 block maxima, yet the tooltip of any cell is that cell's own
     weight, computed from the full-resolution stage (the row blocks keep it exact)."""
+    from attention_explorer.core.numbers import format_number
     from attention_explorer.diagnostics.bench_gui_window import make_session
-    from attention_explorer.numbers import format_number
-    from attention_explorer.run import compute_session
-    from attention_explorer.ui.live_trace import HEAD_LIMITED_STAGES
+    from attention_explorer.session.compute_session import compute_session
+    from attention_explorer.ui.state.live_trace import HEAD_LIMITED_STAGES
 
     session = make_session(4096, 8, 64)
     trace = compute_session(session.data(), heads=[3], stages=HEAD_LIMITED_STAGES)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from attention_explorer.session import Session, starter_session
-from attention_explorer.ui.panel_context import PanelContext
+from attention_explorer.ui.state.panel_context import PanelContext
 
 
 def test_the_window_hands_its_panels_its_own_session_history_and_prefs(window):

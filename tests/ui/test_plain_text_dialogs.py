@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
-from attention_explorer.ui import dialogs
+from attention_explorer.ui.widgets import dialogs
 
 
 def test_warning_and_question_show_markup_as_plain_text(qtbot, monkeypatch):

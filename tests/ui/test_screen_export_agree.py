@@ -13,16 +13,16 @@ import numpy as np
 import pytest
 from PySide6.QtGui import QImage
 
+from attention_explorer.core.stages import MASKED_RGB, MASKED_TEXT
 from attention_explorer.engine import compute
 from attention_explorer.exporting import export_stage
 from attention_explorer.exporting.figure import stage_figure
 from attention_explorer.exporting.painter import heatmap_rects
+from attention_explorer.session.evented_session import Session
 from attention_explorer.session.examples import load_example
-from attention_explorer.session.model import Session
 from attention_explorer.session.starter import starter_session
-from attention_explorer.stages import MASKED_RGB, MASKED_TEXT
-from attention_explorer.ui.heatmap_view import HeatmapView
-from attention_explorer.ui.preferences import ViewPreferences
+from attention_explorer.ui.heatmap.heatmap_view import HeatmapView
+from attention_explorer.ui.state.preferences import ViewPreferences
 
 STAGES = ["X", "Q", "K", "V", "scores", "scaled", "mask", "masked", "weights", "head_outputs"]
 STAGES += ["concat", "output"]

@@ -9,7 +9,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from psygnal import Signal
 from PySide6.QtCore import QObject
 
-from attention_explorer.ui.session_links import SessionLinks
+from attention_explorer.ui.state.session_links import SessionLinks
 
 
 class _Source:

@@ -6,7 +6,7 @@ import re
 
 import window_fixtures
 
-from attention_explorer.ui.sources_page import SourcesPage, split_source, tutorial_sources
+from attention_explorer.ui.window.sources_page import SourcesPage, split_source, tutorial_sources
 
 window, dialogs = window_fixtures.window, window_fixtures.dialogs
 

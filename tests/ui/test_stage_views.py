@@ -13,14 +13,14 @@ from window_fixtures import shown_stage_panel
 
 from attention_explorer.display import DISPLAY_LIMIT, shrink
 from attention_explorer.engine import compute, explain
-from attention_explorer.session.model import Session
+from attention_explorer.session.evented_session import Session
 from attention_explorer.session.resize import set_heads, set_token_count
 from attention_explorer.session.starter import starter_session
-from attention_explorer.ui.heads_grid import HeadsGrid
-from attention_explorer.ui.heatmap_view import HeatmapView
-from attention_explorer.ui.live_trace import LiveTrace
-from attention_explorer.ui.preferences import ViewPreferences
-from attention_explorer.ui.stage_panel import StagePanel
+from attention_explorer.ui.heatmap.heatmap_view import HeatmapView
+from attention_explorer.ui.pipeline.heads_grid import HeadsGrid
+from attention_explorer.ui.pipeline.stage_panel import StagePanel
+from attention_explorer.ui.state.live_trace import LiveTrace
+from attention_explorer.ui.state.preferences import ViewPreferences
 
 
 @pytest.fixture
@@ -335,7 +335,7 @@ def test_small_matrices_show_enough_digits_to_beat_a_rounded_tutorial(qtbot):
 
 def test_large_sizes_compute_the_selected_head_and_exports_get_every_head(setup, monkeypatch):
     """Above the threshold the window computes one head without concat/W_O, and says why."""
-    import attention_explorer.ui.live_trace as live_trace_module
+    import attention_explorer.ui.state.live_trace as live_trace_module
 
     session, live, _, panel, _ = setup
     monkeypatch.setattr(live_trace_module, "SELECTED_HEAD_ONLY_THRESHOLD", 0)

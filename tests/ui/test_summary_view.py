@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import window_fixtures
 
-from attention_explorer import summaries
+from attention_explorer.display import summaries
 
 window, dialogs = window_fixtures.window, window_fixtures.dialogs
 

@@ -7,7 +7,7 @@ import window_fixtures
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QApplication, QTableView
 
-from attention_explorer.ui.theme import DARK_COLOURS
+from attention_explorer.ui.window.theme import DARK_COLOURS
 
 window, dialogs = window_fixtures.window, window_fixtures.dialogs
 BASE, TEXT = QPalette.ColorRole.Base, QPalette.ColorRole.Text

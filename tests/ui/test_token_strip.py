@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QLineEdit, QWidget  # noqa: E402
 
 from attention_explorer.engine import compute, validate_inputs  # noqa: E402
 from attention_explorer.session import History, Session, resize, starter_session  # noqa: E402
-from attention_explorer.ui.token_strip import MAX_TOKENS, TokenStrip  # noqa: E402
+from attention_explorer.ui.editing.token_strip import MAX_TOKENS, TokenStrip  # noqa: E402
 
 
 def make_strip(qtbot, data):

@@ -5,8 +5,8 @@ from PySide6.QtCore import Qt
 from window_fixtures import RECOMPUTE_MS, explorer_window
 
 from attention_explorer.session import Session, resize, starter_session
-from attention_explorer.ui.live_trace import LiveTrace
-from attention_explorer.ui.walkthrough_panel import WalkthroughPanel
+from attention_explorer.ui.state.live_trace import LiveTrace
+from attention_explorer.ui.walkthrough.walkthrough_panel import WalkthroughPanel
 from attention_explorer.walkthrough.focus import choose_focus, is_content
 from attention_explorer.walkthrough.follow import Followed, remap_row
 

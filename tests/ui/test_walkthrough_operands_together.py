@@ -8,7 +8,7 @@ from PySide6.QtCore import QRect
 from test_walkthrough_reveal import sized
 from window_fixtures import explorer_window
 
-from attention_explorer.ui.walkthrough_reveal import cells_rect
+from attention_explorer.ui.walkthrough.walkthrough_reveal import cells_rect
 
 SIZES = [(1366, 768), (1600, 1000)]
 

@@ -9,8 +9,8 @@ from PySide6.QtCore import Qt  # noqa: E402
 
 from attention_explorer.engine.explain import format_number  # noqa: E402
 from attention_explorer.session import Session, resize, starter_session  # noqa: E402
-from attention_explorer.ui.live_trace import LiveTrace  # noqa: E402
-from attention_explorer.ui.walkthrough_panel import WalkthroughPanel  # noqa: E402
+from attention_explorer.ui.state.live_trace import LiveTrace  # noqa: E402
+from attention_explorer.ui.walkthrough.walkthrough_panel import WalkthroughPanel  # noqa: E402
 from attention_explorer.walkthrough import choose_focus  # noqa: E402
 
 PIPELINE = ["Q", "K", "V", "scores", "scaled", "masked", "weights", "head_outputs"]

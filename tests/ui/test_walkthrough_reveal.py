@@ -6,7 +6,7 @@ import pytest
 from PySide6.QtCore import Qt
 from window_fixtures import RECOMPUTE_MS, explorer_window
 
-from attention_explorer.ui.walkthrough_reveal import cells_rect, operands
+from attention_explorer.ui.walkthrough.walkthrough_reveal import cells_rect, operands
 
 SIZES = [(1600, 1000), (1366, 768)]
 EXAMPLES = [None, "causal-mask", "minilm-it-cat"]

@@ -21,8 +21,8 @@ from PySide6.QtGui import QImage  # noqa: E402
 from window_fixtures import RECOMPUTE_MS  # noqa: E402
 
 from attention_explorer.exporting.numbers import read_csv_matrix  # noqa: E402
-from attention_explorer.ui.export_all_dialog import ExportAllDialog  # noqa: E402
-from attention_explorer.ui.export_dialog import ExportDialog  # noqa: E402
+from attention_explorer.ui.export.export_all_dialog import ExportAllDialog  # noqa: E402
+from attention_explorer.ui.export.export_dialog import ExportDialog  # noqa: E402
 
 
 # -- backends --------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import QMessageBox  # noqa: E402
 from window_fixtures import RECOMPUTE_MS  # noqa: E402
 
-from attention_explorer.ui import dialogs as message_boxes
+from attention_explorer.ui.widgets import dialogs as message_boxes
 
 
 # -- undo and redo ---------------------------------------------------------------------

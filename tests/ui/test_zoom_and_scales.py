@@ -13,12 +13,12 @@ from PySide6.QtCore import QPoint, QPointF, QSettings, Qt
 from PySide6.QtGui import QWheelEvent
 from PySide6.QtWidgets import QApplication, QGraphicsRectItem, QScrollArea
 
-from attention_explorer.session.model import Session
+from attention_explorer.session.evented_session import Session
 from attention_explorer.session.resize import set_token_count
 from attention_explorer.session.starter import starter_session
-from attention_explorer.ui.live_trace import LiveTrace
-from attention_explorer.ui.preferences import ViewPreferences
-from attention_explorer.ui.stage_panel import StagePanel
+from attention_explorer.ui.pipeline.stage_panel import StagePanel
+from attention_explorer.ui.state.live_trace import LiveTrace
+from attention_explorer.ui.state.preferences import ViewPreferences
 
 
 @pytest.fixture

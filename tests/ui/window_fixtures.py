@@ -6,8 +6,8 @@ import pytest
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QMessageBox
 
-from attention_explorer.ui import dialogs as message_boxes
-from attention_explorer.ui.main_window import MainWindow
+from attention_explorer.ui.widgets import dialogs as message_boxes
+from attention_explorer.ui.window.main_window import MainWindow
 
 RECOMPUTE_MS = 5000
 
@@ -64,9 +64,9 @@ def choose(combo, key) -> None:
 
 def shown_stage_panel(qtbot, session, size=(1100, 850)):
     """(live trace, stage panel) on ``session``: the panel shown at ``size``, a pass started."""
-    from attention_explorer.ui.live_trace import LiveTrace
-    from attention_explorer.ui.preferences import ViewPreferences
-    from attention_explorer.ui.stage_panel import StagePanel
+    from attention_explorer.ui.pipeline.stage_panel import StagePanel
+    from attention_explorer.ui.state.live_trace import LiveTrace
+    from attention_explorer.ui.state.preferences import ViewPreferences
 
     live = LiveTrace(session)
     panel = StagePanel(session, live, ViewPreferences())

@@ -87,7 +87,7 @@ def _open_window(args) -> int:
         from attention_explorer import api
 
         return api.show(api.example(args.example))
-    from attention_explorer.ui.app import run_app
+    from attention_explorer.ui.window.app import run_app
 
     return run_app(session_path=args.session)
 
@@ -116,7 +116,7 @@ def _run_reporting_errors(command: str | None, run) -> int:
 def _message(exc: Exception) -> str:
     """The message of a refusal as is; of anything unexpected, with its type in front."""
     from attention_explorer.cli.commands import UsageError
-    from attention_explorer.exporting.errors import ExportError
+    from attention_explorer.writing.export_errors import ExportError
 
     if isinstance(exc, (UsageError, ExportError, ValueError)):  # input errors are ValueErrors
         return str(exc) or type(exc).__name__

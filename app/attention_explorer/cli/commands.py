@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 
 from attention_explorer import api
-from attention_explorer.output_policy import check_output
+from attention_explorer.writing.output_policy import check_output
 
 
 class UsageError(Exception):

@@ -56,10 +56,10 @@ def _out_folder(text: str) -> tuple[Path, bool]:
 
 def cmd_export(args: argparse.Namespace) -> int:
     """Write the chosen stages, heads and formats into ``--out``; print each file written."""
-    from attention_explorer.exporting.api import export_all, plan_exports
     from attention_explorer.exporting.colors import lookup_table
     from attention_explorer.exporting.options import PICTURE_FORMATS, parse_formats, parse_size
     from attention_explorer.exporting.qt_app import ensure_gui_app
+    from attention_explorer.exporting.stage_exports import export_all, plan_exports
 
     formats = parse_formats(args.format)
     size, dpi = parse_size(args.size), _dpi(args.dpi)

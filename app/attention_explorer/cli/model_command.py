@@ -40,11 +40,11 @@ def summary_lines(session, weights) -> list[str]:
 def cmd_model(args: argparse.Namespace) -> int:
     """Load the layer; write it with --out, else print the summary."""
     from attention_explorer import api
-    from attention_explorer.run import resolve_backend
+    from attention_explorer.session.compute_session import resolve_backend
 
     backend = resolve_backend(args.backend, args.device)
     if args.out:
-        from attention_explorer.output_policy import check_output
+        from attention_explorer.writing.output_policy import check_output
 
         check_output(args.out)  # refused before the model is loaded
     session = api.from_model(args.model, args.text, layer=args.layer, backend=backend)

@@ -12,7 +12,7 @@ import sys
 
 from attention_explorer._version import __version__
 from attention_explorer.cli.sweep_command import add_sweep_parser
-from attention_explorer.stages import CATALOGUE
+from attention_explorer.core.stages import CATALOGUE
 
 PROG = "attention-explorer"
 #: The sub-commands; anything else that is not a file to open is an unknown command.

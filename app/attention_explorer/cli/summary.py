@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from attention_explorer.core.numbers import format_number
 from attention_explorer.engine import Trace
-from attention_explorer.numbers import format_number
 
 #: Rows and columns shown per head (the first ones).
 MAX_CELLS = 16

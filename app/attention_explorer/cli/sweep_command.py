@@ -54,12 +54,12 @@ def _target(text: str | None):
 def write_sweep(changes, path: Path, label: str = "change") -> Path:
     """Write ``changes [layers, heads]`` as .csv, .npy or a picture of the map (titled by
     ``label``, the measure), whole or not at all (through the app's one write path,
-    ``exporting/atomic.py``, and its output policy)."""
+    ``writing/atomic.py``, and its output policy)."""
     import io
 
     import numpy as np
 
-    from attention_explorer.exporting.atomic import write_bytes_atomic
+    from attention_explorer.writing.atomic import write_bytes_atomic
 
     suffix = path.suffix.lower()
     if suffix not in SUFFIXES:
@@ -83,7 +83,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     """Estimate, sweep, write, and print the strongest heads."""
     import numpy as np
 
-    from attention_explorer.pretrained.api import load_model
+    from attention_explorer.pretrained.open_model import load_model
     from attention_explorer.pretrained.sweep import run_sweep, sweep_estimate
 
     out = Path(args.out).expanduser()

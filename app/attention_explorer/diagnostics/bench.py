@@ -21,7 +21,8 @@ A second set of rows times "one head, weights only" (``compute(..., heads=[0],
 stages={"weights"})``) at the largest n against a reference computing just that head's
 weights; the goal there is under 100 ms on torch cpu. The goal everywhere is engine /
 reference <= 1.2. Timings are printed, never asserted. The last line calibrates the machine
-(:mod:`attention_explorer.calibration`): compare runs on different machines by it; it ends
+(:mod:`attention_explorer.diagnostics.calibration`): compare runs on different machines by it; it
+ends
 with the load averages, since other programs running beside the benchmark slow it unevenly.
 """
 
@@ -39,12 +40,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attention_explorer.calibration import calibration_line
+from attention_explorer.core.stages import CATALOGUE
+from attention_explorer.diagnostics.calibration import calibration_line
 from attention_explorer.engine import AttentionConfig, AttentionInputs, Backend
 from attention_explorer.engine.backend import torch_installed
-from attention_explorer.run import compute_session
+from attention_explorer.session.compute_session import compute_session
 from attention_explorer.session.document import SessionData
-from attention_explorer.stages import CATALOGUE
 
 DEFAULT_SIZES = (4, 16, 64, 256, 1024, 4096)
 HEADS = 8

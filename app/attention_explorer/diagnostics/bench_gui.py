@@ -6,7 +6,8 @@ offscreen: when ``QT_QPA_PLATFORM`` is unset it becomes ``offscreen`` with a 192
 screen, so the window lays itself out as on a desktop monitor (1560x980, two or three heatmaps
 per row); a platform set by the caller is kept, and the header line prints the window size.
 
-What one edit is: the window is the real :class:`~attention_explorer.ui.main_window.MainWindow`
+What one edit is: the window is the real
+:class:`~attention_explorer.ui.window.main_window.MainWindow`
 on a projection-mode session of n tokens, h heads and d_model (built with the same resize
 functions the controls use), shown, with throwaway QSettings in a temporary ini file. An
 edit is ``MatrixModel.setData`` on cell X[0, 0] of the window's own X editor, which is what
@@ -56,7 +57,8 @@ Timings are printed, never asserted. The last line is
 measured: on Linux the peak is reset before each case, so the transient peaks of earlier
 cases do not count, while everything they left resident does; elsewhere it is the process's
 peak so far), so runs can be compared; the line before it calibrates the machine
-(:mod:`attention_explorer.calibration`), for runs on different machines. The window itself
+(:mod:`attention_explorer.diagnostics.calibration`), for runs on different machines. The window
+itself
 is driven by :mod:`.bench_gui_window`.
 """
 
@@ -69,12 +71,12 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from attention_explorer.calibration import calibration_line
 from attention_explorer.diagnostics.bench_gui_window import (
     EditTiming,
     WindowBench,
     application,
 )
+from attention_explorer.diagnostics.calibration import calibration_line
 
 #: (n, h, d_model) of the latency table; the smallest mirrors the starter session's widths.
 LATENCY_CASES = ((8, 2, 8), (64, 8, 64), (512, 8, 64))

@@ -33,8 +33,8 @@ from PySide6.QtGui import QRegion
 from PySide6.QtWidgets import QApplication, QWidget
 
 from attention_explorer.engine.cache import EngineCache
-from attention_explorer.run import compute_session
-from attention_explorer.session.model import Session
+from attention_explorer.session.compute_session import compute_session
+from attention_explorer.session.evented_session import Session
 from attention_explorer.session.resize import set_d_model, set_heads, set_token_count
 from attention_explorer.session.starter import starter_session
 
@@ -198,7 +198,7 @@ class WindowBench:
     """
 
     def __init__(self, n: int, heads: int, d_model: int):
-        from attention_explorer.ui.main_window import MainWindow
+        from attention_explorer.ui.window.main_window import MainWindow
 
         self.n, self.heads, self.d_model = n, heads, d_model
         self._folder = tempfile.TemporaryDirectory(prefix="bench_gui_")

@@ -103,7 +103,7 @@ def _restore_qt_handler(state: SelfTest) -> None:
 # -- the checks, in order ---------------------------------------------------------------------
 def check_version(state: SelfTest) -> str:
     """The package version is set (the one shown by --version and Help > About)."""
-    from attention_explorer import __version__
+    from attention_explorer._version import __version__
 
     if not __version__ or __version__.count(".") < 1:
         raise CheckFailed(f"bad version {__version__!r}")
@@ -148,7 +148,7 @@ def check_engine(state: SelfTest) -> str:
     """The numpy engine runs the example and every unmasked weight row sums to 1."""
     import numpy as np
 
-    from attention_explorer.run import compute_session
+    from attention_explorer.session.compute_session import compute_session
 
     data = _need(state.data, "no example session")
     state.trace = trace = compute_session(data, backend="numpy")
@@ -170,7 +170,7 @@ def check_engine(state: SelfTest) -> str:
 def check_application(state: SelfTest) -> str:
     """The QApplication starts on the chosen platform."""
     try:
-        from attention_explorer.ui.app import create_application
+        from attention_explorer.ui.window.app import create_application
     except ImportError:
         from PySide6.QtWidgets import QApplication
 
@@ -186,7 +186,7 @@ def check_window(state: SelfTest) -> str:
     from PySide6.QtCore import QSettings
 
     from attention_explorer.session import Session
-    from attention_explorer.ui.main_window import MainWindow
+    from attention_explorer.ui.window.main_window import MainWindow
 
     _need(state.app, "no QApplication")
     session = Session.from_data(_need(state.data, "no example session"))
@@ -229,7 +229,7 @@ def check_torch(state: SelfTest) -> str:
     import numpy as np
 
     from attention_explorer.engine import torch_installed
-    from attention_explorer.run import compute_session
+    from attention_explorer.session.compute_session import compute_session
 
     if not torch_installed():
         return "not in this build (numpy engine only)"

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from attention_explorer.core.numbers import DEFAULT_DECIMALS
 from attention_explorer.display.cells import texts_of
 from attention_explorer.display.frame import MAX_TEXT_CELLS, DisplayFrame, shrink_note
 from attention_explorer.display.levels import colorbar_ticks, fixed_levels, levels_of_kind
 from attention_explorer.display.shrink import DISPLAY_LIMIT, shrink
-from attention_explorer.numbers import DEFAULT_DECIMALS
 
 
 def shrink_rule(kind: str) -> str:

@@ -1,8 +1,9 @@
 """What is written in the cells, and in which colour: one rule for the screen and pictures.
 
-Numbers are written by :func:`attention_explorer.numbers.format_number` with the stage's
+Numbers are written by :func:`attention_explorer.core.numbers.format_number` with the stage's
 decimals (the same digits at any window or picture size); a masked cell reads
-:data:`~attention_explorer.stages.MASKED_TEXT` on :data:`~attention_explorer.stages.MASKED_RGB`.
+:data:`~attention_explorer.core.stages.MASKED_TEXT` on
+:data:`~attention_explorer.core.stages.MASKED_RGB`.
 """
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ import math
 
 import numpy as np
 
-from attention_explorer.numbers import format_number
-from attention_explorer.stages import MASKED_RGB, MASKED_TEXT, stage
+from attention_explorer.core.numbers import format_number
+from attention_explorer.core.stages import MASKED_RGB, MASKED_TEXT, stage
 
 
 def cell_text(value: float, decimals: int) -> str:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attention_explorer.core.stages import stage, title
 from attention_explorer.display.cells import cell_texts
 from attention_explorer.display.levels import (
     apply_scale,
@@ -27,7 +28,6 @@ from attention_explorer.display.shrink import (
     shrink_rule,
     signed_levels,
 )
-from attention_explorer.stages import stage, title
 
 #: Cell texts are prepared for at most this many rows and columns (beyond, the tooltip).
 MAX_TEXT_CELLS = 24

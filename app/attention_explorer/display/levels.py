@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from attention_explorer.core.numbers import format_number
+from attention_explorer.core.stages import stage
 from attention_explorer.display.ticks import nice_ticks, tick_text
-from attention_explorer.numbers import format_number
-from attention_explorer.stages import stage
 
-#: The value kinds (see :mod:`attention_explorer.stages`): they decide the colour levels.
+#: The value kinds (see :mod:`attention_explorer.core.stages`): they decide the colour levels.
 KINDS = ("signed", "unit", "free")
 #: Colour scales a unit stage may use: linear 0..1, per-row maximum, log10.
 SCALES = ("linear", "row", "log")
@@ -35,7 +35,7 @@ def levels_for(name: str, values: np.ndarray) -> tuple[float, float]:
 
 def levels_of_kind(kind: str, values: np.ndarray) -> tuple[float, float]:
     """Colour levels (low, high) for ``values`` of value ``kind`` ("signed", "unit" or
-    "free"; see :mod:`attention_explorer.stages`): any array, a stage or a difference map."""
+    "free"; see :mod:`attention_explorer.core.stages`): any array, a stage or a difference map."""
     fixed = fixed_levels(kind)
     if fixed is not None:
         return fixed

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attention_explorer.blocks import DISPLAY_LIMIT, block_factors, fits_float32, reduce_blocks
-from attention_explorer.stages import stage
+from attention_explorer.core.blocks import DISPLAY_LIMIT, block_factors, fits_float32, reduce_blocks
+from attention_explorer.core.stages import stage
 
 #: Signed stages shown as block means colour the blocks up to this percentile of |mean|.
 SIGNED_PERCENTILE = 99.0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from attention_explorer.numbers import MINUS
+from attention_explorer.core.numbers import MINUS
 
 #: Token names longer than this are shortened on the axes (the tooltip has them in full).
 MAX_TICK_CHARS = 9

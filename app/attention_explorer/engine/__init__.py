@@ -8,7 +8,7 @@ from attention_explorer.engine.backend import (
 )
 from attention_explorer.engine.compute import compute
 from attention_explorer.engine.config import AttentionConfig, divisors
-from attention_explorer.engine.errors import AttentionInputError, ComputeOverflow
+from attention_explorer.engine.engine_errors import AttentionInputError, ComputeOverflow
 from attention_explorer.engine.explain import CellExplanation, explain
 from attention_explorer.engine.inputs import AttentionInputs, validate_inputs
 from attention_explorer.engine.trace import (

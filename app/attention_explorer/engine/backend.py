@@ -11,7 +11,7 @@ import importlib.util
 import sys
 from dataclasses import dataclass
 
-from attention_explorer.engine.errors import AttentionInputError
+from attention_explorer.engine.engine_errors import AttentionInputError
 
 DTYPES = ("float32", "float64")
 

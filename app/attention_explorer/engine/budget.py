@@ -11,7 +11,7 @@ import os
 from types import MappingProxyType
 
 from attention_explorer.engine.config import AttentionConfig
-from attention_explorer.engine.errors import AttentionInputError
+from attention_explorer.engine.engine_errors import AttentionInputError
 from attention_explorer.engine.row_blocks import CHUNK_ELEMENTS
 from attention_explorer.engine.trace import SQUARE_STAGES
 

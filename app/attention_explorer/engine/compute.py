@@ -22,13 +22,14 @@ from functools import partial
 
 import numpy as np
 
+from attention_explorer.core.stages import stage
 from attention_explorer.engine import steps
 from attention_explorer.engine.backend import ArrayLib, Backend, extremes_for
 from attention_explorer.engine.block_runner import BlockRunner, full_trace_rows, usable_cores
 from attention_explorer.engine.budget import check_budget
 from attention_explorer.engine.cache import EngineCache
 from attention_explorer.engine.config import AttentionConfig
-from attention_explorer.engine.errors import AttentionInputError, ComputeOverflow
+from attention_explorer.engine.engine_errors import AttentionInputError, ComputeOverflow
 from attention_explorer.engine.head_inputs import projected_heads, rotated_heads, typed_heads
 from attention_explorer.engine.inputs import AttentionInputs, resolve_config, validate_inputs
 from attention_explorer.engine.mask import allowed_mask
@@ -36,7 +37,6 @@ from attention_explorer.engine.preview import StagePreview, preview_of, wants_pr
 from attention_explorer.engine.row_blocks import CHUNK_ELEMENTS, attend_rows, row_block
 from attention_explorer.engine.sinks import FullSink, PreviewSink
 from attention_explorer.engine.trace import ALL_STAGES, PER_HEAD_STAGES, SQUARE_STAGES, Trace
-from attention_explorer.stages import stage
 
 
 def compute(

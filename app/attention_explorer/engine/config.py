@@ -7,7 +7,7 @@ from dataclasses import dataclass, fields, replace
 from types import MappingProxyType
 from typing import Literal, get_args
 
-from attention_explorer.engine.errors import AttentionInputError
+from attention_explorer.engine.engine_errors import AttentionInputError
 from attention_explorer.engine.rope import RopeScaling
 
 # The option lists, declared once: the session format (session/schema.py), the controls and

@@ -11,6 +11,8 @@ from types import MappingProxyType
 
 import numpy as np
 
+from attention_explorer.core.numbers import format_number
+from attention_explorer.core.stages import stage as catalogue_stage
 from attention_explorer.engine.explain_parts import (
     CellExplanation,
     MaskReason,
@@ -20,8 +22,6 @@ from attention_explorer.engine.explain_parts import (
     rotary_steps,
 )
 from attention_explorer.engine.trace import Trace
-from attention_explorer.numbers import format_number
-from attention_explorer.stages import stage as catalogue_stage
 
 #: Long rows are shown with this many terms, then "... and N more".
 DEFAULT_MAX_TERMS = 8

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from attention_explorer.core.numbers import format_number
+from attention_explorer.core.stages import stage
 from attention_explorer.engine.rope import inverse_frequencies
-from attention_explorer.numbers import format_number
-from attention_explorer.stages import stage
 
 
 @dataclass(frozen=True)

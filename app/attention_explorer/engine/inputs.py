@@ -8,7 +8,7 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 
 from attention_explorer.engine.config import AttentionConfig
-from attention_explorer.engine.errors import AttentionInputError
+from attention_explorer.engine.engine_errors import AttentionInputError
 
 #: Inputs beyond this magnitude are refused: 1e30 still gives finite scores in float64.
 MAX_ABS_INPUT = 1e30

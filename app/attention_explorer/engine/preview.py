@@ -3,7 +3,7 @@
 A pass at n = 4096 makes each head's scores, scaled, masked and weights one block of query
 rows at a time (:mod:`.row_blocks`). With a preview limit, each block is shrunk to display
 resolution right away, while it is still in the processor's cache, by the catalogue's rule
-(block max for weights and the mask, block mean elsewhere: :func:`~attention_explorer.blocks.
+(block max for weights and the mask, block mean elsewhere: :func:`~attention_explorer.core.blocks.
 reduce_blocks`, the same function the views use), and the [n, m] stage is never
 stored. What the views need besides the picture comes along: the finite range of the whole
 stage (its colour levels) and, for the weights, each query's lowest and highest weight over
@@ -20,9 +20,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attention_explorer.blocks import DISPLAY_LIMIT, block_factors, reduce_blocks
+from attention_explorer.core.blocks import DISPLAY_LIMIT, block_factors, reduce_blocks
+from attention_explorer.core.stages import stage
 from attention_explorer.engine.cache import EngineCache
-from attention_explorer.stages import stage
 
 #: A stage whose rows or columns exceed this many is previewed by default.
 PREVIEW_LIMIT = DISPLAY_LIMIT

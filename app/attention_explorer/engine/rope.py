@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attention_explorer.engine.errors import AttentionInputError
+from attention_explorer.engine.engine_errors import AttentionInputError
 
 #: The default RoPE base.
 DEFAULT_THETA = 10000.0

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from attention_explorer.engine.backend import ArrayLib
-from attention_explorer.engine.errors import ComputeOverflow
+from attention_explorer.engine.engine_errors import ComputeOverflow
 from attention_explorer.engine.normalizers import normalize
 
 

@@ -1,6 +1,6 @@
 """Trace: every named stage of one attention computation, as numpy arrays, built once.
 
-The stage lists below are read from the stage catalogue (:mod:`attention_explorer.stages`),
+The stage lists below are read from the stage catalogue (:mod:`attention_explorer.core.stages`),
 so a stage is declared in one place.
 """
 
@@ -12,11 +12,11 @@ from types import MappingProxyType
 
 import numpy as np
 
+from attention_explorer.core.stages import CATALOGUE
 from attention_explorer.engine.backend import Backend
 from attention_explorer.engine.config import AttentionConfig
 from attention_explorer.engine.inputs import AttentionInputs
 from attention_explorer.engine.preview import StagePreview
-from attention_explorer.stages import CATALOGUE
 
 #: Every stage name, in pipeline order.
 ALL_STAGES = tuple(CATALOGUE)

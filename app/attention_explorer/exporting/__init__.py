@@ -18,23 +18,23 @@ the same title, colour levels, grey "−∞" masked cells, shrink rule and cell 
 cells a spreadsheet would run as formulas get a leading quote (:mod:`.safe_text`).
 """
 
-from attention_explorer.exporting.api import (
-    export_all,
-    export_heads_grid,
-    export_stage,
-    plan_exports,
-    render_stage_image,
-)
 from attention_explorer.exporting.colors import (
     DIVERGING_MAPS,
     SEQUENTIAL_MAPS,
     colormap_names,
     default_cmap,
 )
-from attention_explorer.exporting.errors import ExportError
 from attention_explorer.exporting.numbers import export_numbers, export_trace_npz, read_csv_matrix
 from attention_explorer.exporting.options import DEFAULT_DPI, DEFAULT_SIZE, FORMATS, parse_formats
 from attention_explorer.exporting.qt_app import ensure_gui_app
+from attention_explorer.exporting.stage_exports import (
+    export_all,
+    export_heads_grid,
+    export_stage,
+    plan_exports,
+    render_stage_image,
+)
+from attention_explorer.writing.export_errors import ExportError
 
 __all__ = [
     "DEFAULT_DPI",

@@ -17,8 +17,6 @@ import numpy as np
 
 from attention_explorer.display import DisplayFrame, frame_for_array
 from attention_explorer.display.shrink import DISPLAY_LIMIT
-from attention_explorer.exporting.atomic import check_folder, write_bytes_atomic
-from attention_explorer.exporting.errors import ExportError
 from attention_explorer.exporting.figure import frame_figure
 from attention_explorer.exporting.numbers import _number
 from attention_explorer.exporting.options import (
@@ -29,6 +27,8 @@ from attention_explorer.exporting.options import (
     check_size,
 )
 from attention_explorer.exporting.safe_text import csv_label
+from attention_explorer.writing.atomic import check_folder, write_bytes_atomic
+from attention_explorer.writing.export_errors import ExportError
 
 
 def array_csv_text(values, row_labels, col_labels, axes=("rows", "columns")) -> str:

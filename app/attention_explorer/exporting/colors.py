@@ -1,7 +1,8 @@
 """Colour maps for pictures: the catalogue's map names as pyqtgraph lookup tables.
 
 Which map a stage uses by default, and the lists offered, come from
-:mod:`attention_explorer.stages`; levels and text contrast from :mod:`attention_explorer.display`.
+:mod:`attention_explorer.core.stages`; levels and text contrast from
+:mod:`attention_explorer.display`.
 """
 
 from __future__ import annotations
@@ -10,8 +11,8 @@ import functools
 
 import numpy as np
 
-from attention_explorer.exporting.errors import ExportError
-from attention_explorer.stages import DIVERGING_MAPS, SEQUENTIAL_MAPS, stage
+from attention_explorer.core.stages import DIVERGING_MAPS, SEQUENTIAL_MAPS, stage
+from attention_explorer.writing.export_errors import ExportError
 
 __all__ = ["DIVERGING_MAPS", "SEQUENTIAL_MAPS", "colormap_names", "default_cmap", "lookup_table"]
 

@@ -6,12 +6,14 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
+from attention_explorer.core.stage_rules import upstream_words
+from attention_explorer.core.stages import DEFAULT_DIVERGING, DEFAULT_SEQUENTIAL, FOCUS_STAGE
+from attention_explorer.core.stages import stage as catalogue_stage
 from attention_explorer.display import DisplayFrame, build_frame, stage_heading
 from attention_explorer.display.levels import colorbar_ticks, levels_for
 from attention_explorer.display.shrink import block_labels
 from attention_explorer.engine.trace import Trace
 from attention_explorer.exporting.colors import default_cmap, lookup_table
-from attention_explorer.exporting.errors import ExportError
 from attention_explorer.exporting.safe_text import plain_text
 from attention_explorer.exporting.stages import (
     axis_names,
@@ -19,9 +21,7 @@ from attention_explorer.exporting.stages import (
     resolve_heads,
     resolve_stage,
 )
-from attention_explorer.stage_rules import upstream_words
-from attention_explorer.stages import DEFAULT_DIVERGING, DEFAULT_SEQUENTIAL, FOCUS_STAGE
-from attention_explorer.stages import stage as catalogue_stage
+from attention_explorer.writing.export_errors import ExportError
 
 
 @dataclass

@@ -14,10 +14,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from attention_explorer.exporting.atomic import check_folder, write_bytes_atomic
-from attention_explorer.exporting.errors import ExportError
 from attention_explorer.exporting.figure import stage_figure
 from attention_explorer.exporting.safe_text import plain_text as clean_text
+from attention_explorer.writing.atomic import check_folder, write_bytes_atomic
+from attention_explorer.writing.export_errors import ExportError
 
 #: Page resolution (device pixels per inch) and size (A4 landscape, points).
 DPI = 150

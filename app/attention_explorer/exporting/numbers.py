@@ -15,11 +15,11 @@ from pathlib import Path
 import numpy as np
 
 from attention_explorer.engine.trace import ALL_STAGES, Trace
-from attention_explorer.exporting.atomic import atomic_file, write_bytes_atomic
-from attention_explorer.exporting.errors import ExportError
 from attention_explorer.exporting.options import DATA_FORMATS
 from attention_explorer.exporting.safe_text import csv_label
 from attention_explorer.exporting.stages import axis_names, resolve_head, resolve_stage
+from attention_explorer.writing.atomic import atomic_file, write_bytes_atomic
+from attention_explorer.writing.export_errors import ExportError
 
 
 def _number(value, dtype: np.dtype) -> str:

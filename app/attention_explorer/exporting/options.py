@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from attention_explorer.exporting.errors import ExportError
+from attention_explorer.writing.export_errors import ExportError
 
 PICTURE_FORMATS = ("png", "svg", "pdf")
 DATA_FORMATS = ("csv", "npy")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from attention_explorer.exporting.errors import ExportError
+from attention_explorer.writing.export_errors import ExportError
 
 _APP = None  # keeps the application we created alive
 

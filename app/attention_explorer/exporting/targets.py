@@ -5,11 +5,11 @@ from __future__ import annotations
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMarginsF, QRectF, QSize, QSizeF
 from PySide6.QtGui import QImage, QPageLayout, QPageSize, QPainter
 
-from attention_explorer.exporting.errors import ExportError
 from attention_explorer.exporting.figure import Figure
 from attention_explorer.exporting.options import PICTURE_FORMATS, check_size
 from attention_explorer.exporting.painter import paint_figure
 from attention_explorer.exporting.qt_app import ensure_gui_app
+from attention_explorer.writing.export_errors import ExportError
 
 
 def render_image(fig: Figure, size: tuple[int, int], dpi: float) -> QImage:

@@ -1,13 +1,14 @@
 """Real pretrained models (no Qt): a Hugging Face folder's config.json, model.safetensors and
 tokenizer.json become an editable projection session for one layer."""
 
-from attention_explorer.pretrained.api import LoadedModel, from_model, load_model
-from attention_explorer.pretrained.available import ModelEntry, models
-from attention_explorer.pretrained.errors import ModelError
+from attention_explorer.pretrained.checkpoint.available import ModelEntry, models
+from attention_explorer.pretrained.checkpoint.source import resolve_model
 from attention_explorer.pretrained.families import SUPPORTED_TEXT
+from attention_explorer.pretrained.model_errors import ModelError
+from attention_explorer.pretrained.model_lookup import base_for_saving, rebuild
+from attention_explorer.pretrained.open_model import LoadedModel, from_model, load_model
 from attention_explorer.pretrained.overview import model_attention
-from attention_explorer.pretrained.run import ModelRun, model_run
-from attention_explorer.pretrained.source import resolve_model
+from attention_explorer.pretrained.run_model import ModelRun, model_run
 from attention_explorer.pretrained.sweep import (
     SweepCancelled,
     SweepResult,
@@ -15,6 +16,10 @@ from attention_explorer.pretrained.sweep import (
     run_sweep,
     sweep_estimate,
 )
+from attention_explorer.session.model_links import ModelLookup, install_model_lookup
+
+# Sessions saved by reference find their model through this (session/ cannot import pretrained/).
+install_model_lookup(ModelLookup(rebuild=rebuild, base_for_saving=base_for_saving))
 
 __all__ = [
     "SUPPORTED_TEXT",

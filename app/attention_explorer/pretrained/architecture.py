@@ -3,7 +3,8 @@
 A family (BERT, GPT-2, and later Llama, Qwen2, Mistral) is one :class:`Architecture` in one
 file under ``models/families/`` plus its registry entry. The forward pass
 (:mod:`attention_explorer.pretrained.forward`) and the weight reader
-(:mod:`attention_explorer.pretrained.weights`) run once against the record: no code asks which
+(:mod:`attention_explorer.pretrained.checkpoint.weights`) run once against the record: no code asks
+which
 family it is.
 
 The record states:
@@ -28,7 +29,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from attention_explorer.pretrained.errors import ModelError
+from attention_explorer.pretrained.model_errors import ModelError
 
 #: Roles of the tensors a family maps to checkpoint names. Per-layer names contain ``{i}``.
 #: A ``norm`` role names a module: ``.weight``/``.bias`` (or ``.gamma``/``.beta``) are added.

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from attention_explorer.core.numbers import format_number
 from attention_explorer.engine import Trace
-from attention_explorer.numbers import format_number
 
 #: Marks tokenizers put on word pieces: BERT's "##" continuation, GPT-2's "Ġ" space.
 _MARKS = ("##", "Ġ", "▁")

@@ -34,9 +34,9 @@ from attention_explorer.engine import AttentionConfig, Backend, compute
 from attention_explorer.engine.blas_threads import one_blas_thread
 from attention_explorer.pretrained.activations import ACTIVATIONS
 from attention_explorer.pretrained.architecture import scale_setting
+from attention_explorer.pretrained.checkpoint.weights import LayerWeights, ModelWeights, Norm
 from attention_explorer.pretrained.kernel import attend
 from attention_explorer.pretrained.rotary import rotary_parts
-from attention_explorer.pretrained.weights import LayerWeights, ModelWeights, Norm
 
 
 def _scale_rows(centred: np.ndarray, mean_square: np.ndarray, gamma, beta, eps: float):

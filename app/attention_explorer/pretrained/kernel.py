@@ -21,8 +21,8 @@ import numpy as np
 
 from attention_explorer.engine import AttentionConfig, AttentionInputs, Backend, compute
 from attention_explorer.engine.inputs import validate_inputs
+from attention_explorer.pretrained.checkpoint.weights import LayerWeights, ModelWeights
 from attention_explorer.pretrained.rotary import hidden_keys, rotate
-from attention_explorer.pretrained.weights import LayerWeights, ModelWeights
 
 
 def _heads(x: np.ndarray, count: int) -> np.ndarray:

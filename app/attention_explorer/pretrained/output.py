@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from attention_explorer.pretrained.errors import ModelError
-from attention_explorer.pretrained.token_labels import readable_token, tokenizer_style
+from attention_explorer.pretrained.checkpoint.token_labels import readable_token, tokenizer_style
+from attention_explorer.pretrained.model_errors import ModelError
 
 
 def log_softmax(logits: np.ndarray) -> np.ndarray:
@@ -17,7 +17,7 @@ def log_softmax(logits: np.ndarray) -> np.ndarray:
 
 
 class RunOutputs:
-    """Read-outs of a :class:`~attention_explorer.pretrained.run.ModelRun` (its mixin)."""
+    """Read-outs of a :class:`~attention_explorer.pretrained.run_model.ModelRun` (its mixin)."""
 
     def _position(self, position: int | None) -> int:
         n = len(self.ids)

@@ -9,8 +9,8 @@ from collections.abc import Callable
 import numpy as np
 
 from attention_explorer.engine import Backend
-from attention_explorer.pretrained.api import LoadedModel, _backend, _run, load_model
-from attention_explorer.pretrained.run import model_run
+from attention_explorer.pretrained.open_model import LoadedModel, _backend, _run, load_model
+from attention_explorer.pretrained.run_model import model_run
 
 #: The overview's hidden states are kept for from_model up to this size (and 2 texts).
 KEEP_HIDDEN_BYTES = 64 * 2**20
@@ -41,7 +41,7 @@ def model_attention(
     layer's weights are read from the checkpoint as float32). On numpy the layers run through
     the model run's kernel with no output head; another backend runs the engine's
     ``compute()`` in float64. ``progress(layers_done, layers)`` is called after each layer;
-    ``threads`` as :func:`~attention_explorer.pretrained.run.model_run`'s.
+    ``threads`` as :func:`~attention_explorer.pretrained.run_model.model_run`'s.
     """
     loaded = load_model(model)
     if _backend(backend).name == "numpy":

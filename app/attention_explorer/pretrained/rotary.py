@@ -26,14 +26,14 @@ from collections.abc import Mapping
 import numpy as np
 
 from attention_explorer.engine import AttentionConfig, AttentionInputs
-from attention_explorer.engine.errors import AttentionInputError
+from attention_explorer.engine.engine_errors import AttentionInputError
 from attention_explorer.engine.rope import (
     DEFAULT_THETA,
     RopeScaling,
     inverse_frequencies,
     rotate_half,
 )
-from attention_explorer.pretrained.errors import ModelError
+from attention_explorer.pretrained.model_errors import ModelError
 
 
 def _rope_settings(config: Mapping) -> tuple[float, RopeScaling]:

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attention_explorer.pretrained.api import LoadedModel, load_model
-from attention_explorer.pretrained.errors import ModelError
-from attention_explorer.pretrained.run import ModelRun, model_run
+from attention_explorer.pretrained.model_errors import ModelError
+from attention_explorer.pretrained.open_model import LoadedModel, load_model
+from attention_explorer.pretrained.run_model import ModelRun, model_run
 
 MEASURES = ("auto", "logprob", "similarity")
 

@@ -127,7 +127,7 @@ def attend(
 
 def logits(x: torch.Tensor, decoder) -> torch.Tensor:
     """``x [n, d]`` times the ``[vocab, d]`` table ``decoder`` (a torch view of a
-    :class:`~attention_explorer.pretrained.stored.StoredTable`), read a block at a time:
+    :class:`~attention_explorer.pretrained.checkpoint.stored.StoredTable`), read a block at a time:
     ``[n, vocab]``."""
     return torch.cat([x @ rows.T for _, rows in decoder.blocks(x.dtype)], dim=1)
 

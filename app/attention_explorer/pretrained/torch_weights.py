@@ -1,7 +1,8 @@
 """A model's weights as torch tensors, for the model run on torch
 (:mod:`~attention_explorer.pretrained.torch_kernel`).
 
-:func:`on_torch` gives the same :class:`~attention_explorer.pretrained.weights.ModelWeights`
+:func:`on_torch` gives the same
+:class:`~attention_explorer.pretrained.checkpoint.weights.ModelWeights`
 with every array a tensor on a device and ``library="torch"``, so ``forward.py`` runs it
 unchanged. On the cpu a tensor shares the numpy array's memory (no copy); on a GPU each
 weight is copied there once. Layers follow the numpy layers' policy: when every converted
@@ -21,8 +22,8 @@ from dataclasses import fields, replace
 import numpy as np
 import torch
 
+from attention_explorer.pretrained.checkpoint.weights import LayerWeights, ModelWeights
 from attention_explorer.pretrained.torch_kernel import NUMPY_DTYPES
-from attention_explorer.pretrained.weights import LayerWeights, ModelWeights
 
 
 def tensor(array, device: str):
@@ -48,7 +49,8 @@ def _numpy_dtype(dtype):
 
 
 class TorchTable:
-    """A :class:`~attention_explorer.pretrained.stored.StoredTable` whose rows come back as
+    """A :class:`~attention_explorer.pretrained.checkpoint.stored.StoredTable` whose rows come back
+    as
     tensors on ``device`` (dtype given as numpy's or torch's)."""
 
     def __init__(self, table, device: str):

@@ -12,7 +12,7 @@ the live numbers, never from this file's text.
 from __future__ import annotations
 
 from attention_explorer.engine import AttentionConfig, AttentionInputs, compute
-from attention_explorer.pretrained.api import from_model
+from attention_explorer.pretrained.open_model import from_model
 from attention_explorer.session.document import SessionData
 from attention_explorer.session.file_format import session_to_dict
 

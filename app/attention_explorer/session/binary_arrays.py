@@ -14,7 +14,7 @@ import binascii
 
 import numpy as np
 
-from attention_explorer.session.errors import SessionFileError
+from attention_explorer.session.session_errors import SessionFileError
 
 #: Storage dtypes a file may name, and their item size in bytes.
 DTYPES = {"<f4": 4, "<f8": 8}

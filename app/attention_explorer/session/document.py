@@ -8,7 +8,7 @@ Every field of the document is declared once, here, with a *role* in its metadat
 - ``view``: only what the learner is looking at (selected head, cell, stage).
 
 :class:`SessionData` is the frozen file content (the ``compute`` and ``text`` fields);
-:class:`~attention_explorer.session.model.Session` is built from the same fields plus the
+:class:`~attention_explorer.session.evented_session.Session` is built from the same fields plus the
 ``setting`` and ``view`` ones, and the field lists (:data:`DOCUMENT_FIELDS`,
 :data:`COMPUTE_FIELDS`, :data:`VIEW_FIELDS`) are read off these declarations. Qt-free.
 """
@@ -69,7 +69,7 @@ class SessionData(KeyTokens):
 class SessionSettings:
     """The session's own fields beyond the file: engine settings and what is looked at.
 
-    Only a declaration: :class:`~attention_explorer.session.model.Session` copies these
+    Only a declaration: :class:`~attention_explorer.session.evented_session.Session` copies these
     fields after the ones of :class:`SessionData`.
     """
 

@@ -36,7 +36,6 @@ from attention_explorer.engine import AttentionConfig, AttentionInputError, Atte
 from attention_explorer.engine.budget import check_budget
 from attention_explorer.engine.inputs import resolve_config, validate_inputs
 from attention_explorer.session.document import SessionData
-from attention_explorer.session.errors import SessionFileError, path_of
 from attention_explorer.session.file_forms import extra_arrays, file_dict
 from attention_explorer.session.matrices import decode_matrix
 from attention_explorer.session.reading import MAX_FILE_BYTES, json_bytes, read_file_bytes
@@ -52,6 +51,7 @@ from attention_explorer.session.schema import (
     given,
     session_json_schema,
 )
+from attention_explorer.session.session_errors import SessionFileError, path_of
 
 __all__ = [
     "FORMAT_NAME",
@@ -327,15 +327,16 @@ def save_session(
 
     The text is first checked by the loader (:func:`checked_session_bytes`), so the app never
     writes a file it would refuse to open. The output policy applies
-    (:mod:`attention_explorer.output_policy`): a regular file or a new name, a symlink only when
+    (:mod:`attention_explorer.writing.output_policy`): a regular file or a new name, a symlink only
+    when
     it is the user's and points to a regular file, a read-only file only with
     ``allow_read_only``. A model session is saved by reference to its model, anything else as
     JSON numbers; ``standalone`` embeds every matrix in binary form (:mod:`session.file_forms`).
     Raises :class:`SessionFileError` (one line) on failure.
     """
-    from attention_explorer.exporting.atomic import atomic_file
-    from attention_explorer.exporting.errors import ExportError
-    from attention_explorer.output_policy import OutputRefused, check_output
+    from attention_explorer.writing.atomic import atomic_file
+    from attention_explorer.writing.export_errors import ExportError
+    from attention_explorer.writing.output_policy import OutputRefused, check_output
 
     path = Path(path)
     try:

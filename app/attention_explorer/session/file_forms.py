@@ -17,9 +17,14 @@ from msgspec import UNSET
 
 from attention_explorer.session.binary_arrays import decode_array, encode_array
 from attention_explorer.session.document import SessionData
-from attention_explorer.session.errors import SessionFileError
-from attention_explorer.session.model_reference import apply_reference, origin_of, reference_dict
+from attention_explorer.session.model_links import installed_model_lookup
+from attention_explorer.session.model_reference import (
+    apply_reference,
+    origin_of,
+    reference_dict,
+)
 from attention_explorer.session.schema import binary_arrays
+from attention_explorer.session.session_errors import SessionFileError
 
 JSON, REFERENCE, STANDALONE = "json", "reference", "standalone"
 
@@ -42,9 +47,8 @@ def file_dict(doc: dict, session: SessionData, standalone: bool = False) -> tupl
         return _binary_inputs(doc, session), STANDALONE
     if origin is None:
         return doc, JSON
-    from attention_explorer.session.model_lookup import base_for_saving
-
-    found = base_for_saving(origin)
+    lookup = installed_model_lookup()
+    found = lookup.base_for_saving(origin) if lookup is not None else None
     if found is None:
         return _binary_inputs(doc, session), STANDALONE
     base, print_ = found
@@ -61,10 +65,15 @@ def extra_arrays(file, json_arrays: dict[str, np.ndarray]) -> dict[str, np.ndarr
             raise SessionFileError(
                 "inputs", "a model reference file keeps its numbers in model, not in inputs"
             )
-        from attention_explorer.session.model_lookup import rebuild
-
+        lookup = installed_model_lookup()
+        if lookup is None:
+            raise SessionFileError(
+                "model",
+                "this file keeps its numbers by reference to a model, and the model support "
+                "(attention_explorer.pretrained) is not loaded",
+            )
         ref = file.model
-        base = rebuild(ref.id, ref.folder or None, ref.fingerprint, ref.text, ref.layer)
+        base = lookup.rebuild(ref.id, ref.folder or None, ref.fingerprint, ref.text, ref.layer)
         arrays = apply_reference(base.inputs, ref)
     if file.arrays is not UNSET:
         for name, blob in binary_arrays(file.arrays).items():

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from psygnal import EmissionInfo, Signal
 
-from attention_explorer.session.model import DOCUMENT_FIELDS, Session
+from attention_explorer.session.evented_session import DOCUMENT_FIELDS, Session
 
 
 @dataclass

@@ -13,7 +13,7 @@ import msgspec
 import numpy as np
 from msgspec import Meta
 
-from attention_explorer.session.errors import SessionFileError, path_of
+from attention_explorer.session.session_errors import SessionFileError, path_of
 
 _Number = float
 _L1 = Annotated[list[_Number], Meta(min_length=1)]

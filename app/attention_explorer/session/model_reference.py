@@ -4,7 +4,7 @@ A session opened from a real model (``ae.from_model``, the Model panel) records 
 from in ``experiment.model``. Saving it writes ``"model": {"id", "folder", "text", "layer",
 "fingerprint", "changes", "arrays", "removed"}`` instead of every weight, so the file stays
 small (a few kB for MiniLM) whatever the model. Opening it finds the model again, rebuilds the
-layer with :func:`~attention_explorer.pretrained.api.from_model` and applies the changes: the
+layer with :func:`~attention_explorer.pretrained.open_model.from_model` and applies the changes: the
 result is equal to the bit to the session that was saved.
 
 The fingerprint is cheap: SHA-256 of config.json, tokenizer.json, each safetensors file's
@@ -18,70 +18,16 @@ saved session. A missing model is refused naming the id, the folder and where it
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
-import struct
-from pathlib import Path
-
 import numpy as np
 
 from attention_explorer.engine import AttentionInputs
 from attention_explorer.session.binary_arrays import decode_array, encode_array
 from attention_explorer.session.document import SessionData
-from attention_explorer.session.errors import SessionFileError
 from attention_explorer.session.schema import binary_arrays
+from attention_explorer.session.session_errors import SessionFileError
 
-#: A safetensors header larger than this is not read (real ones are well under 1 MB).
-MAX_HEADER_BYTES = 100 * 1024 * 1024
-#: The fingerprint also reads this many samples of this many bytes spread over each file.
-SAMPLES, SAMPLE_BYTES = 16, 4096
 #: Above this share of changed cells, the whole array is saved instead of a cell list.
 WHOLE_ARRAY_SHARE = 0.25
-
-
-def _safetensors_files(folder: Path) -> list[Path]:
-    """model.safetensors, or the shards a sharded checkpoint's index names (sorted)."""
-    index = folder / "model.safetensors.index.json"
-    if index.is_file():
-        shards = json.loads(index.read_text(encoding="utf-8")).get("weight_map", {}).values()
-        return [folder / name for name in sorted(set(map(str, shards)))]
-    return [folder / "model.safetensors"]
-
-
-def _header_and_samples(path: Path) -> bytes:
-    """The safetensors header of ``path`` (its 8-byte length, then the JSON it announces) and
-    :data:`SAMPLES` evenly spread slices of the file (a retrained checkpoint differs there)."""
-    size = path.stat().st_size
-    with path.open("rb") as handle:
-        head = handle.read(8)
-        if len(head) != 8:
-            raise ValueError(f"{path.name} is too short to be a safetensors file")
-        (length,) = struct.unpack("<Q", head)
-        if length > MAX_HEADER_BYTES:
-            raise ValueError(f"{path.name} announces a {length}-byte header")
-        parts = [head, handle.read(length)]
-        for k in range(SAMPLES):
-            handle.seek(k * size // SAMPLES)
-            parts.append(handle.read(SAMPLE_BYTES))
-    return b"".join(parts)
-
-
-def fingerprint(folder: str | os.PathLike) -> str:
-    """``sha256:<hex>`` of a model folder's config, tokenizer, safetensors sizes and headers,
-    and 16 samples of 4 kB spread over each safetensors file.
-
-    Reads config.json, tokenizer.json and under 100 kB per safetensors file (never all weights).
-    Raises OSError or ValueError when the folder cannot be read.
-    """
-    folder = Path(folder)
-    digest = hashlib.sha256()
-    for name in ("config.json", "tokenizer.json"):
-        digest.update(name.encode() + b"\0" + (folder / name).read_bytes())
-    for path in _safetensors_files(folder):
-        digest.update(f"{path.name}\0{path.stat().st_size}\0".encode())
-        digest.update(_header_and_samples(path))
-    return "sha256:" + digest.hexdigest()
 
 
 def origin_of(session: SessionData) -> dict | None:

@@ -11,7 +11,7 @@ import os
 import stat
 from pathlib import Path
 
-from attention_explorer.session.errors import SessionFileError
+from attention_explorer.session.session_errors import SessionFileError
 
 MAX_FILE_BYTES = 256 * 1024 * 1024
 _CHUNK = 1 << 20

@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from attention_explorer.engine import AttentionInputError
-from attention_explorer.run import compute_session
+from attention_explorer.session.compute_session import compute_session
 from attention_explorer.session.cut_memory import MEMORY
 from attention_explorer.session.document import SessionData
 

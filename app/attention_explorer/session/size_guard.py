@@ -9,7 +9,6 @@ No Qt here.
 
 from __future__ import annotations
 
-from attention_explorer import api_checks
 from attention_explorer.engine import AttentionInputError
 from attention_explorer.engine.budget import (
     MAX_D_MODEL,
@@ -18,6 +17,7 @@ from attention_explorer.engine.budget import (
     MEMORY_SHARE,
     available_memory,
 )
+from attention_explorer.session import argument_checks as api_checks
 from attention_explorer.session.document import SessionData
 
 #: Largest value of each size ``resize`` takes.

@@ -1,6 +1,6 @@
 """Small HTML helpers for the narration: they print numbers and names, never compute them.
 
-Every number goes through :func:`attention_explorer.numbers.format_number` (the one decimals
+Every number goes through :func:`attention_explorer.core.numbers.format_number` (the one decimals
 policy); every token name is escaped, so a token called ``<img src=x>`` reads literally.
 """
 
@@ -11,9 +11,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from attention_explorer.core.numbers import format_number
 from attention_explorer.engine.explain import Step
 from attention_explorer.engine.explain_parts import StepLayout
-from attention_explorer.numbers import format_number
 from attention_explorer.walkthrough.step import Cells
 
 #: Rows longer than this are shown with their first values and "… N more".

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from attention_explorer.pretrained.architecture import Architecture
-from attention_explorer.pretrained.errors import ModelError
 from attention_explorer.pretrained.families import bert, gpt2, llama, mistral, qwen2
+from attention_explorer.pretrained.model_errors import ModelError
 
 #: Every supported family, by its registry key.
 FAMILIES: dict[str, Architecture] = {

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from attention_explorer.pretrained.errors import ModelError
 from attention_explorer.pretrained.families.llama import ARCHITECTURE as LLAMA
 from attention_explorer.pretrained.families.llama import LLAMA_ACCEPTED, LLAMA_SIZES
+from attention_explorer.pretrained.model_errors import ModelError
 
 
 def check_layer_types(config: Mapping) -> None:

@@ -1,0 +1,351 @@
+"""The stage catalogue: the ONE place that says what each stage is and how it reads.
+
+``X`` is the input as typed; with positional encoding on, ``positions`` is P and ``X_pos`` is
+X + P, the matrix the projections read (both absent when positions are off). With RoPE,
+``Q_rot`` and ``K_rot`` are Q and K turned by position: what the scores read.
+
+The window's views, the exports, the walkthrough and the command line's help all read this
+module; none of them keeps its own list of titles, colour levels, shrink rules or number
+formats. Qt-free (colour maps are named here, looked up by whoever draws).
+
+Value kinds decide colour levels:
+
+* ``signed``: symmetric about 0 (the diverging map's neutral middle is 0): raw, scaled and
+  masked scores.
+* ``unit``: fixed 0..1, so heads and edits compare at a glance: weights, mask.
+* ``free``: the finite min..max of what is shown (a flat range is padded).
+
+Shrink rules (a long sequence shown at display resolution): ``max`` keeps a single peak
+visible (weights, mask); ``mean`` averages blocks (everything else).
+
+Where a stage appears and how it is described is data here too: its panel ``group`` (the
+foldable ``inputs``, the ``attention`` core, the ``combine`` step; None: no view of its own),
+the rule that says ``when`` it is shown, its arrow ``caption`` (and the ``caption_rule`` that
+fills in a config's numbers), the settings ``upstream`` of it, the ``explain`` builder that
+writes out one cell's arithmetic, other names (``aliases``), a ``short`` name and whether the
+experiment banner ``compared`` its row. The named rules and captions are implemented in
+:mod:`attention_explorer.core.stage_rules` (they read a config); this module stays plain data.
+
+A masked cell (−∞ in ``masked``) is drawn in :data:`MASKED_RGB`, a grey no colour map uses,
+with the text :data:`MASKED_TEXT` when numbers are shown: on screen and in exports alike.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from attention_explorer.core.numbers import DEFAULT_DECIMALS
+
+#: The colour of a masked (−∞) cell, everywhere.
+MASKED_RGB = (105, 105, 105)
+#: The text drawn in a masked cell when numbers are shown.
+MASKED_TEXT = "\u2212∞"
+#: Default colour maps per value kind (pyqtgraph names).
+SEQUENTIAL_MAPS = ("viridis", "cividis", "magma", "inferno", "plasma", "CET-L1")
+DIVERGING_MAPS = ("CET-D1", "CET-D1A", "CET-D3", "PAL-relaxed_bright")
+DEFAULT_SEQUENTIAL = "viridis"
+DEFAULT_DIVERGING = "CET-D1"
+
+
+@dataclass(frozen=True)
+class Stage:
+    """What one stage is: how it is named, laid out, coloured, shrunk and written."""
+
+    name: str  #: the trace key and file-name stem ("weights")
+    title: str  #: a learner-facing title ("weights"; see :func:`title`)
+    formula: str  #: how it is computed, in one line
+    per_head: bool  #: one matrix per head (else shared by all heads)
+    rows: str  #: what a row is: "tokens" (the inputs), "queries", "keys"
+    cols: str  #: what a column is: "keys", "dimension", "output dimension"
+    kind: str  #: "signed", "unit" or "free" (see the module docstring)
+    shrink: str  #: "max" or "mean"
+    decimals: int = DEFAULT_DECIMALS  #: decimals of its numbers (cells, tooltips, exports)
+    #: rows of probabilities that the per-row and log colour scales apply to (the weights);
+    #: every other stage is always drawn on its linear levels
+    scalable: bool = False
+    #: the stage panel's group: "inputs" (folds away), "attention", "combine"; None: no view
+    group: str | None = "attention"
+    #: when a computation has it: a rule of :data:`attention_explorer.core.stage_rules.SHOWN`
+    when: str = "always"
+    #: the arrow caption naming the step that makes it (before a config is known)
+    caption: str = ""
+    #: a rule of :data:`attention_explorer.core.stage_rules.CAPTIONS` that writes the caption for
+    #: a config ("× 1/√4"); "" keeps :attr:`caption`
+    caption_rule: str = ""
+    #: the settings upstream of it, said under its exported picture (stage_rules.SETTINGS)
+    upstream: tuple[str, ...] = ()
+    #: the builder of engine/explain.py that writes out one cell's arithmetic ("": none)
+    explain: str = ""
+    #: other names people use for it ("attention" for the weights)
+    aliases: tuple[str, ...] = ()
+    #: a short name for lists ("P"); "" means :attr:`name`
+    short: str = ""
+    #: its query row is compared before / after an experiment's change (the banner)
+    compared: bool = False
+    #: its columns are one block of d_v per head (the concatenation): drawn with dividers
+    head_blocks: bool = False
+
+    @property
+    def short_name(self) -> str:
+        """The name used in short lists ("P" for the positions)."""
+        return self.short or self.name
+
+    @property
+    def default_cmap(self) -> str:
+        """The colour map used when the user picked none."""
+        return DEFAULT_DIVERGING if self.kind == "signed" else DEFAULT_SEQUENTIAL
+
+    @property
+    def fixed_levels(self) -> tuple[float, float] | None:
+        """(0, 1) for unit stages; None where levels follow the data."""
+        return (0.0, 1.0) if self.kind == "unit" else None
+
+
+# The axes of a stage's matrix, (rows, columns): what a row and a column stand for.
+_TOKEN_DIMS = ("tokens", "dimension")  # the inputs: a row per token, before any query
+_QUERY_DIMS = ("queries", "dimension")
+_KEY_DIMS = ("keys", "dimension")
+_QUERY_KEYS = ("queries", "keys")
+_QUERY_OUTPUTS = ("queries", "output dimension")
+
+
+def _shared(name, title, formula, axes, kind, shrink="mean", **more) -> Stage:
+    """A stage with one matrix for all heads."""
+    return Stage(name, title, formula, False, *axes, kind, shrink, **more)
+
+
+def _per_head(name, title, formula, axes, kind, shrink="mean", **more) -> Stage:
+    """A stage with one matrix per head."""
+    return Stage(name, title, formula, True, *axes, kind, shrink, **more)
+
+
+#: The settings upstream of each step of the attention core (cumulative, in order).
+_SCALED = ("scale",)
+_MASKED = ("scale", "mask")
+_WEIGHTED = ("scale", "mask", "normalizer")
+
+#: Every stage, in pipeline order.
+CATALOGUE: dict[str, Stage] = {
+    s.name: s
+    for s in (
+        _shared(
+            "X",
+            "input X",
+            "the token embeddings",
+            _TOKEN_DIMS,
+            "free",
+            group="inputs",
+            when="projection",
+            caption="input",
+            explain="typed",
+        ),
+        _shared(
+            "positions",
+            "positional encoding P",
+            "P[i] for position i (sinusoidal or learned)",
+            _TOKEN_DIMS,
+            "signed",
+            group="inputs",
+            when="positions",
+            caption="position\nencoding",
+            short="P",
+        ),
+        _shared(
+            "X_pos",
+            "input with positions X + P",
+            "X + P: what W_Q, W_K, W_V project",
+            _TOKEN_DIMS,
+            "free",
+            group="inputs",
+            when="positions",
+            caption="X + P",
+            short="X + P",
+        ),
+        _shared(
+            "X_kv",
+            "key/value input X_kv",
+            "embeddings of the key/value sequence",
+            _KEY_DIMS,
+            "free",
+            group=None,
+            when="cross",
+            caption="key/value\ninput",
+            explain="typed",
+        ),
+        *(
+            _per_head(
+                name,
+                title,
+                f"{name} = X W_{name} (+ b_{name})",
+                axes,
+                "free",
+                group="inputs",
+                caption=f"X · W_{name}",
+                caption_rule="projection",
+                explain="projection",
+            )
+            for name, title, axes in (
+                ("Q", "queries Q", _QUERY_DIMS),
+                ("K", "keys K", _KEY_DIMS),
+                ("V", "values V", _KEY_DIMS),
+            )
+        ),
+        *(
+            _per_head(
+                f"{name}_rot",
+                f"{title} after rotation",
+                f"{name} turned pair by pair by position × frequency (RoPE)",
+                axes,
+                "free",
+                group="inputs",
+                when="rotary",
+                caption="rotate by\nposition",
+                caption_rule="rotary",
+                upstream=("rope",),
+                explain="rotary",
+                aliases=(f"{name.lower()}_rotated", f"rotated_{name.lower()}"),
+                short=f"{name}′",
+            )
+            for name, title, axes in (
+                ("Q", "queries Q", _QUERY_DIMS),
+                ("K", "keys K", _KEY_DIMS),
+            )
+        ),
+        _per_head(
+            "scores",
+            "QKᵀ scores",
+            "q_i · k_j",
+            _QUERY_KEYS,
+            "signed",
+            caption="Q·Kᵀ",
+            explain="scores",
+            compared=True,
+        ),
+        _per_head(
+            "scaled",
+            "scaled scores",
+            "q_i · k_j × scale ÷ temperature",
+            _QUERY_KEYS,
+            "signed",
+            caption="× 1/√d_k",
+            caption_rule="scale",
+            upstream=_SCALED,
+            explain="scaled",
+            compared=True,
+        ),
+        _shared(
+            "mask",
+            "mask",
+            "1 = may attend, 0 = hidden",
+            _QUERY_KEYS,
+            "unit",
+            "max",
+            group=None,
+            caption="mask",
+            upstream=("mask",),
+            explain="mask",
+        ),
+        _per_head(
+            "masked",
+            "masked scores",
+            "scaled, or −∞ where the mask hides the key",
+            _QUERY_KEYS,
+            "signed",
+            caption="mask",
+            caption_rule="mask",
+            upstream=_MASKED,
+            explain="masked",
+            compared=True,
+        ),
+        _per_head(
+            "weights",
+            "weights",
+            "normaliser of each masked row",
+            _QUERY_KEYS,
+            "unit",
+            "max",
+            scalable=True,
+            caption="softmax\nper row",
+            caption_rule="normalizer",
+            upstream=_WEIGHTED,
+            explain="normalizer",
+            aliases=("attention", "probabilities"),
+            compared=True,
+        ),
+        _per_head(
+            "head_outputs",
+            "head output A·V",
+            "Σ_j weight_ij v_j",
+            _QUERY_DIMS,
+            "free",
+            caption="· V",
+            upstream=_WEIGHTED,
+            explain="weighted_sum",
+            aliases=("head_output", "heads_output"),
+            compared=True,
+        ),
+        _shared(
+            "concat",
+            "concatenated heads",
+            "[head_0 | head_1 | …]",
+            _QUERY_DIMS,
+            "free",
+            group="combine",
+            when="combined",
+            caption="concat\nheads",
+            upstream=(*_WEIGHTED, "heads"),
+            explain="concat",
+            head_blocks=True,
+        ),
+        _shared(
+            "output",
+            "output · W_O",
+            "concat W_O (+ b_O)",
+            _QUERY_OUTPUTS,
+            "free",
+            group="combine",
+            when="output",
+            caption="· W_O",
+            upstream=_WEIGHTED,
+            explain="output_projection",
+            aliases=("W_O", "wo"),
+            compared=True,
+        ),
+    )
+}
+
+
+#: The stage a panel keeps in view above all others: the attention weights.
+FOCUS_STAGE = "weights"
+
+
+def panel_stages(group: str | None = None) -> tuple[str, ...]:
+    """The stages with a view of their own in the stage panel, in pipeline order (only those
+    of ``group`` when given)."""
+    return tuple(
+        name
+        for name, entry in CATALOGUE.items()
+        if entry.group is not None and (group is None or entry.group == group)
+    )
+
+
+def combined_stages() -> tuple[str, ...]:
+    """The stages that combine every head (the concatenation and the output projection): a
+    pass limited to some heads cannot have them."""
+    return panel_stages("combine")
+
+
+def stage(name: str) -> Stage:
+    """The catalogue entry of ``name``; KeyError naming the known stages otherwise."""
+    try:
+        return CATALOGUE[name]
+    except KeyError:
+        raise KeyError(f"unknown stage {name!r}; choose from {', '.join(CATALOGUE)}") from None
+
+
+def title(name: str, normalizer: str | None = None) -> str:
+    """The title of a stage; weights say their normaliser ("softmax weights")."""
+    entry = stage(name)
+    if name == "weights" and normalizer:
+        return f"{normalizer} weights"
+    return entry.title

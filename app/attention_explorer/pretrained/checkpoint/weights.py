@@ -1,0 +1,346 @@
+"""A model's weights in math orientation (``y = x W + b``), read from a Hugging Face folder
+through its family's :class:`~attention_explorer.pretrained.architecture.Architecture` record.
+
+Nothing here names a family: the record maps roles (``W_Q`` of layer i, the word table, the
+final norm…) to checkpoint tensor names, says whether linear weights are stored ``[out, in]``
+(``nn.Linear``, handed on as a transposed view: BLAS reads it so, with no copy) or
+``[in, out]`` (``Conv1D``), and which config keys it reads and refuses.
+
+Loading reads headers only: every layer's tensors are found and their shapes checked, the
+memory a run needs is compared with what the machine has, and the layers are then converted to
+the run's dtype (float32, or float64 for parity) when a run reaches them
+(:mod:`~attention_explorer.pretrained.checkpoint.stored`). ``in_dtype`` gives the same model in
+another
+dtype, sharing the word table.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from attention_explorer.engine import AttentionInputs
+from attention_explorer.pretrained.activations import ACTIVATIONS
+from attention_explorer.pretrained.architecture import Architecture, check_config
+from attention_explorer.pretrained.checkpoint import stored as storage
+from attention_explorer.pretrained.checkpoint.role_reader import Norm, RoleReader
+from attention_explorer.pretrained.checkpoint.stored import StoredTable
+from attention_explorer.pretrained.checkpoint.tensor_file import TensorFile
+from attention_explorer.pretrained.checkpoint.validate import check_config_values
+from attention_explorer.pretrained.families import SUPPORTED_TEXT, architecture_for
+from attention_explorer.pretrained.model_errors import ModelError
+from attention_explorer.pretrained.rotary import rope_frequencies
+
+__all__ = [
+    "SUPPORTED_TEXT",
+    "LayerWeights",
+    "ModelWeights",
+    "OutputHead",
+    "in_dtype",
+    "read_weights",
+]
+
+
+@dataclass(frozen=True)
+class LayerWeights:
+    """One transformer layer. Attention: ``W_Q [d, h*d_k]``, ``W_K/W_V [d, kv*d_k]``,
+    ``W_O [h*d_k, d]``, biases or None. ``ln_attn``/``ln_ffn`` are (gamma, beta) pairs around
+    the sublayers (where, the record's ``norm_placement`` says). Feed-forward:
+    ``W_in [d, d_ff]``, ``W_gate [d, d_ff]`` (gated only), ``W_out [d_ff, d]``.
+    """
+
+    W_Q: np.ndarray
+    b_Q: np.ndarray | None
+    W_K: np.ndarray
+    b_K: np.ndarray | None
+    W_V: np.ndarray
+    b_V: np.ndarray | None
+    W_O: np.ndarray
+    b_O: np.ndarray | None
+    ln_attn: Norm
+    ln_ffn: Norm
+    W_in: np.ndarray
+    b_in: np.ndarray | None
+    W_out: np.ndarray
+    b_out: np.ndarray | None
+    W_gate: np.ndarray | None = None
+    b_gate: np.ndarray | None = None
+    W_QKV: np.ndarray | None = None  # [d, h*d_k + 2 kv*d_k]: W_Q, W_K, W_V are views of it
+    b_QKV: np.ndarray | None = None  # [h*d_k + 2 kv*d_k], when any of Q, K, V has a bias
+
+    def projection_inputs(self, x: np.ndarray) -> AttentionInputs:
+        """The engine's projection-mode inputs of this layer's attention on ``x [n, d]``."""
+        names = ("W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O")
+        return AttentionInputs(X=x, **{name: getattr(self, name) for name in names})
+
+
+@dataclass(frozen=True)
+class OutputHead:
+    """How the last hidden state becomes logits ``[n, vocab]``.
+
+    ``lm``: ``norm(h) @ decoder.T`` (GPT-2: ln_f and the tied word table).
+    ``mlm``: ``LN(act(h W_dense + b_dense)) @ decoder.T + bias`` (BERT's prediction head).
+    ``decoder`` is the ``[vocab, d]`` table left in the checkpoint (read a block at a time);
+    tied to the word embeddings, it is the same object as ``ModelWeights.word``.
+    """
+
+    kind: str  # "lm" | "mlm"
+    decoder: StoredTable  # [vocab, d]
+    bias: np.ndarray | None  # [vocab]
+    norm: Norm | None  # final norm (lm) or the head's LayerNorm (mlm)
+    W_dense: np.ndarray | None = None  # [d, d] (mlm)
+    b_dense: np.ndarray | None = None  # [d] (mlm)
+
+
+@dataclass(frozen=True)
+class ModelWeights:
+    """Everything the forward pass needs, in ``dtype`` (float64 by default), plus the sizes
+    read from config.json. ``layers`` are read from the checkpoint and converted when a run
+    reaches them (:class:`~attention_explorer.pretrained.checkpoint.stored.StoredLayers`); ``word``
+    stays
+    in the checkpoint and rows are converted when looked up."""
+
+    name: str
+    arch: Architecture
+    config: Mapping
+    heads: int
+    kv_heads: int
+    d_model: int
+    d_k: int
+    max_positions: int
+    eps: float
+    activation: str  # a key of ACTIVATIONS
+    causal: bool
+    scales: tuple[float, ...]  # the score factor of each layer
+    word: StoredTable  # [vocab, d], left in the checkpoint (rows converted when looked up)
+    position: np.ndarray | None  # [max_positions, d]
+    token_type: np.ndarray | None  # [types, d] (BERT)
+    ln_embed: Norm | None  # BERT's embedding LayerNorm
+    layers: Sequence[LayerWeights]  # converted on first use (see StoredLayers)
+    head: OutputHead | None = None
+    rope: np.ndarray | None = None  # [d_k/2] RoPE inverse frequencies (rotary families)
+    window: int | None = None  # sliding window: keys this many positions back are hidden
+    dtype: str = "float64"  # the dtype of every converted weight
+    library: str = "numpy"  # "torch" when every array is a tensor (torch_weights.on_torch)
+    stored: _Stored | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def family(self) -> str:
+        """The family's registry key (``bert``, ``gpt2``…)."""
+        return self.arch.family
+
+    @property
+    def n_layers(self) -> int:
+        """Number of transformer layers."""
+        return len(self.layers)
+
+    @property
+    def vocab(self) -> int:
+        """Rows of the word table."""
+        return int(self.word.shape[0])
+
+
+def read_config(folder: Path) -> dict:
+    """config.json as a dict, or a ModelError naming the file."""
+    try:
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelError("files", f"{folder / 'config.json'} cannot be read: {exc}") from None
+    if not isinstance(config, dict):
+        raise ModelError("files", f"{folder / 'config.json'} is not a JSON object")
+    return config
+
+
+def family_of(config: dict) -> str:
+    """The family key of a config, or a ModelError naming the supported architectures."""
+    return architecture_for(config).family
+
+
+def _attention(r: RoleReader, i: int, d: int, d_q: int, d_kv: int) -> dict:
+    """W_Q, W_K, W_V and their biases; when the layers are kept (``r.rows``) also the fused
+    ``W_QKV [d, d_q + 2 d_kv]`` and ``b_QKV``, of which the three are views (one product
+    instead of three: 0.5 ms less a layer at 256 tokens on 2 cores)."""
+    if "qkv" in r.arch.tensors:
+        W, b = r.linear("qkv", i, d, d_q + 2 * d_kv)  # [d, d_q + 2 d_kv], [d_q + 2 d_kv]
+    else:
+        pairs = [r.linear(role, i, d, width) for role, width in zip("qkv", (d_q, d_kv, d_kv))]
+        if not r.rows:  # converted for one run: the three as read
+            return {
+                key: value
+                for n, pair in zip("QKV", pairs)
+                for key, value in zip((f"W_{n}", f"b_{n}"), pair)
+            }
+        W = np.concatenate([weight for weight, _ in pairs], axis=1)  # [d, d_q + 2 d_kv]
+        widths = (d_q, d_kv, d_kv)
+        biases = [
+            np.zeros(k, r.dtype) if bias is None else bias for k, (_, bias) in zip(widths, pairs)
+        ]
+        b = None if all(bias is None for _, bias in pairs) else np.concatenate(biases)
+    cuts = (0, d_q, d_q + d_kv, d_q + 2 * d_kv)
+    parts = {"W_QKV": W, "b_QKV": b} if r.rows else {}
+    for name, lo, hi in zip("QKV", cuts, cuts[1:]):  # views of the fused product when kept
+        parts["W_" + name] = W[:, lo:hi] if r.rows else W[:, lo:hi].copy()
+        parts["b_" + name] = None if b is None else b[lo:hi] if r.rows else b[lo:hi].copy()
+    return parts
+
+
+def _layer(r: RoleReader, i: int, sizes: dict, d_q: int, d_kv: int) -> LayerWeights:
+    d, d_ff = sizes["d_model"], sizes.get("d_ff")  # d_ff None: any width (GPT-2's 4 d)
+    W_O, b_O = r.linear("o", i, d_q, d)
+    W_in, b_in = r.linear("ffn_in", i, d, d_ff)
+    d_ff = W_in.shape[1]
+    W_out, b_out = r.linear("ffn_out", i, d_ff, d)
+    gated = r.arch.mlp == "gated"
+    W_gate, b_gate = r.linear("ffn_gate", i, d, d_ff) if gated else (None, None)
+    return LayerWeights(
+        **_attention(r, i, d, d_q, d_kv),
+        W_O=W_O,
+        b_O=b_O,
+        ln_attn=r.norm("attn_norm", i, d),
+        ln_ffn=r.norm("ffn_norm", i, d),
+        W_in=W_in,
+        b_in=b_in,
+        W_out=W_out,
+        b_out=b_out,
+        W_gate=W_gate,
+        b_gate=b_gate,
+    )
+
+
+def _head(r: RoleReader, word: StoredTable, d: int) -> OutputHead | None:
+    kind, rows = r.arch.head, word.shape[0]
+    if kind == "lm":
+        decoder = r.table("lm_head", (rows, d)) if r.has("lm_head") else word  # tied: one table
+        return OutputHead("lm", decoder, None, r.norm("final_norm", None, d))
+    if kind == "mlm" and r.has("mlm_dense", None, ".weight"):
+        W, b = r.linear("mlm_dense", None, d, d)
+        decoder = r.table("mlm_decoder", (rows, d)) if r.has("mlm_decoder") else word
+        bias = r.small("mlm_bias", shape=(rows,))
+        return OutputHead("mlm", decoder, bias, r.norm("mlm_norm", None, d), W, b)
+    return None
+
+
+@dataclass(frozen=True)
+class _Stored:
+    """What converting the same checkpoint to another dtype needs: the open tensors, the
+    checked sizes, and each layer's tensor names and element count (learnt without reading)."""
+
+    tensors: TensorFile
+    sizes: dict
+    keys: tuple[tuple[str, ...], ...]  # [layers] tensor names of each layer
+    elements: tuple[int, ...]  # [layers] values in each layer
+
+    def converted(self, dtype) -> list[int]:
+        """Each layer's bytes once converted to ``dtype``."""
+        return [count * np.dtype(dtype).itemsize for count in self.elements]
+
+    def keep(self, dtype) -> bool:
+        """Whether every converted layer is kept (they fit in KEEP_CONVERTED_BYTES)."""
+        return sum(self.converted(dtype)) <= storage.KEEP_CONVERTED_BYTES
+
+
+def _head_sizes(sizes: dict) -> tuple[int, int, int]:
+    """(heads, kv_heads, d_k) from the checked sizes: kv_heads and head_dim when given."""
+    heads = sizes["heads"]
+    return heads, sizes.get("kv_heads") or heads, sizes.get("head_dim") or sizes["d_model"] // heads
+
+
+def _layer_builder(arch: Architecture, sizes: dict) -> Callable[[RoleReader, int], LayerWeights]:
+    heads, kv_heads, d_k = _head_sizes(sizes)
+    return lambda r, i: _layer(r, i, sizes, heads * d_k, kv_heads * d_k)
+
+
+def _survey(arch: Architecture, cfg: dict, tensors: TensorFile) -> _Stored:
+    """Config checked, and every layer's tensors found and their shapes checked, with no
+    tensor read: a checkpoint that does not add up is refused at load time."""
+    check_config(arch, cfg, ACTIVATIONS)
+    sizes = check_config_values(arch, cfg, tensors.folder / "config.json")
+    build = _layer_builder(arch, sizes)
+    keys, elements = [], []
+    for i in range(sizes["layers"]):
+        dry = RoleReader(arch, tensors, dry=True)
+        build(dry, i)
+        keys.append(tuple(dict.fromkeys(dry.seen)))
+        elements.append(sum(int(np.prod(tensors.info(k)[1])) for k in keys[-1]))
+    return _Stored(tensors, sizes, tuple(keys), tuple(elements))
+
+
+def _build(arch: Architecture, cfg: dict, survey: _Stored, name: str, dtype, word=None):
+    """The ModelWeights in ``dtype``; ``word``: the word table to share (one per checkpoint)."""
+    r = RoleReader(arch, survey.tensors, dtype, rows=survey.keep(dtype))
+    sizes = survey.sizes
+    heads, kv_heads, d_k = _head_sizes(sizes)
+    d = sizes["d_model"]
+    n_layers, max_positions = sizes["layers"], sizes["max_positions"]
+    word = word or r.table("word", (None, d))
+    learned = arch.positions == "learned"
+    build = _layer_builder(arch, sizes)
+    layers = storage.StoredLayers(
+        lambda i: build(r, i), n_layers, survey.keys, survey.tensors, survey.keep(dtype)
+    )
+    return ModelWeights(
+        name=name,
+        arch=arch,
+        config=dict(cfg),
+        heads=heads,
+        kv_heads=kv_heads,
+        d_model=d,
+        d_k=d_k,
+        max_positions=max_positions,
+        eps=arch.eps(cfg),
+        activation=arch.activation(cfg),
+        causal=arch.is_causal(cfg),
+        scales=tuple(arch.scale_rule(cfg, i, d_k) for i in range(n_layers)),
+        word=word,
+        position=r.small("position", shape=(max_positions, d)) if learned else None,
+        token_type=r.small("token_type", shape=(None, d)),
+        ln_embed=r.norm("embed_norm", None, d),
+        layers=layers,
+        head=_head(r, word, d),
+        rope=rope_frequencies(cfg, d_k) if arch.positions == "rotary" else None,
+        window=_window(arch, cfg),
+        dtype=np.dtype(dtype).name,
+        stored=survey,
+    )
+
+
+def _window(arch: Architecture, cfg: dict) -> int | None:
+    value = cfg.get(arch.window_key) if arch.window_key else None
+    return None if value is None else int(value)
+
+
+def _config_error(folder: Path, exc: Exception) -> ModelError:
+    return ModelError("files", f"{folder / 'config.json'} lacks a needed setting: {exc}")
+
+
+def read_weights(folder: Path, name: str, dtype="float64") -> ModelWeights:
+    """The model in ``folder`` (config.json + safetensors) with its layers read as ``dtype``
+    when first used. Refuses (ModelError) a model this machine has not the memory to run."""
+    cfg = read_config(folder)
+    arch = architecture_for(cfg)
+    try:
+        survey = _survey(arch, cfg, TensorFile.open(folder))
+        tensors = survey.tensors
+        need = storage.memory_need(
+            sum(tensors.nbytes(k) for k in tensors.names()),
+            survey.converted(np.float64),
+            survey.keep(np.float64),
+        )
+        storage.check_memory(name, need, storage.available_memory())
+        return _build(arch, cfg, survey, name, dtype)
+    except ModelError:
+        raise
+    except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:
+        raise _config_error(folder, exc) from None
+
+
+def in_dtype(w: ModelWeights, dtype) -> ModelWeights:
+    """The same model with its layers (and small tables) read as ``dtype``: no file is read
+    again until a layer is used; the word table is shared."""
+    if np.dtype(dtype).name == w.dtype or w.stored is None:
+        return w
+    return _build(w.arch, dict(w.config), w.stored, w.name, dtype, w.word)

@@ -1,0 +1,1 @@
+"""Where numbers are typed: the matrix tables and their panel, and the Controls panel."""

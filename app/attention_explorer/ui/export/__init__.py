@@ -1,0 +1,1 @@
+"""The export dialogs: one view, every view, and their picture options."""

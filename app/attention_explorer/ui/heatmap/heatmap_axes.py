@@ -1,0 +1,65 @@
+"""Token names on a heatmap's axes: every name where they fit, every k-th where cells are small.
+
+A few columns of long names get a smaller font but all their names; many columns get a stride
+measured from the names' widths. Axes are set only when what they show changes.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QFont, QFontMetricsF
+
+from attention_explorer.core.stages import stage
+from attention_explorer.display.ticks import axis_ticks, short_label, tick_stride
+
+#: Vertical room one row label needs, in pixels.
+TICK_ROW_PIXELS = 15
+#: Axes of up to this many cells label every cell, in a smaller font when names are long.
+SMALL_AXIS_CELLS = 16
+SMALL_TICK_POINT_SIZE = 6.5
+_SINGULAR = {"tokens": "token", "queries": "query", "keys": "key"}
+
+
+class AxisLabels:
+    """The left and bottom axes of one view's plot, labelled for the frame shown."""
+
+    def __init__(self, plot, stage_name: str):
+        self.plot, self.stage = plot, stage_name
+        self._key = None
+        self._pitch_cache: tuple[object, float] = (None, 0.0)
+        self.small_font = QFont()
+        self.small_font.setPointSizeF(SMALL_TICK_POINT_SIZE)
+
+    def update(self, frame) -> None:
+        """Label the axes for ``frame`` (a DisplayFrame, or None to leave them)."""
+        if frame is None:
+            return
+        box = self.plot.getViewBox()
+        rows, cols = len(frame.row_labels), len(frame.col_labels)
+        row_stride = tick_stride(rows, box.height(), TICK_ROW_PIXELS)
+        col_stride = tick_stride(cols, box.width(), self._pitch(frame.col_labels, False))
+        small = col_stride > 1 and cols <= SMALL_AXIS_CELLS  # a few names: smaller, but all
+        if small:
+            col_stride = tick_stride(cols, box.width(), self._pitch(frame.col_labels, True))
+        key = (frame.row_labels, frame.col_labels, frame.region, row_stride, col_stride, small)
+        if key == self._key:
+            return
+        self._key = key
+        self.plot.getAxis("bottom").setStyle(tickFont=self.small_font if small else None)
+        r0, _, c0, _ = frame.region
+        self.plot.getAxis("left").setTicks([axis_ticks(frame.row_labels, row_stride, r0), []])
+        self.plot.getAxis("bottom").setTicks([axis_ticks(frame.col_labels, col_stride, c0), []])
+        entry = stage(self.stage)
+        self.plot.setLabel("left", _SINGULAR.get(entry.rows, entry.rows))
+        self.plot.setLabel("bottom", _SINGULAR.get(entry.cols, entry.cols))
+
+    def _pitch(self, labels: tuple[str, ...], small: bool) -> float:
+        """Pixels between cell centres that ``labels`` need at the normal or the small tick
+        font (measured once per label set and font)."""
+        if self._pitch_cache[0] != (labels, small):
+            axis = self.plot.getAxis("bottom")
+            metrics = QFontMetricsF(self.small_font if small else axis.font())
+            sample = labels[:: max(1, len(labels) // 24)]
+            widths = [metrics.horizontalAdvance(short_label(t)) for t in sample] or [7.0]
+            pairs = [(a + b) / 2 for a, b in zip(widths, widths[1:])] or widths
+            self._pitch_cache = ((labels, small), max(pairs) + 4)
+        return self._pitch_cache[1]

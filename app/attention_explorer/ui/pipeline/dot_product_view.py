@@ -1,0 +1,335 @@
+"""DotProductView: one score as a dot product, q and k side by side, editable.
+
+Rows: the query's q vector, the key's k vector (a cell per component, coloured by sign), and
+their element-wise products as bars from a zero line; under them the sum (the score) and what
+it becomes: the scaled score, the weight and the query's output. Every number is read from the
+trace (the products from the engine's :func:`~attention_explorer.engine.explain`): the view
+computes nothing. Dragging a q or k cell up or down, or typing into the boxes below, edits Q or
+K through the session (one undo step per drag), so the score, the weight and the output move.
+Q and K can be edited here when they are typed (direct mode); in projection mode they are
+X W_Q and X W_K and the boxes say so.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QPainter, QPen
+from PySide6.QtWidgets import (
+    QDoubleSpinBox,
+    QHBoxLayout,
+    QLabel,
+    QSizePolicy,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from attention_explorer.core.numbers import format_number
+from attention_explorer.engine import explain
+
+#: Heights of the q, k and product rows, in pixels.
+CELL_HEIGHT = 20
+BAR_HEIGHT = 34
+#: Label column width.
+LABEL_WIDTH = 30
+#: A drag of this many pixels changes a component by its row's largest magnitude / 50.
+DRAG_STEPS = 50
+
+
+def _fmt(value: float) -> str:
+    return format_number(float(value), display=True)
+
+
+class _PairCanvas(QWidget):
+    """The painted rows: q, k and the products. ``dragged(row, component, value)`` while the
+    learner drags a q (row 0) or k (row 1) cell; ``picked(component)`` on a click."""
+
+    dragged = Signal(int, int, float)
+    picked = Signal(int)
+    released = Signal()
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.q = np.zeros(0)  # [d_k]
+        self.k = np.zeros(0)  # [d_k]
+        self.products = np.zeros(0)  # [d_k]
+        self.current = 0
+        self.names = ("q", "k", "q×k")  # the rows' names
+        self.editable_rows: tuple[int, ...] = ()  # rows a drag may change (0: q, 1: k)
+        self._drag: tuple[int, int, float, float] | None = None  # row, component, y0, value0
+        self.setMinimumHeight(CELL_HEIGHT + BAR_HEIGHT // 2)  # drawn smaller when short
+        self.setMinimumWidth(160)
+        self.setMouseTracking(True)
+
+    def set_numbers(self, q, k, products) -> None:
+        """Show ``q``, ``k`` (``[d_k]`` each) and their products (``[d_k]``, from the engine)."""
+        self.q, self.k = np.asarray(q, float), np.asarray(k, float)
+        self.products = np.asarray(products, float)
+        self.current = min(self.current, max(0, self.q.size - 1))
+        self.update()
+
+    def _label_width(self) -> int:
+        """The row names' column: "q×k" in the current type, at least LABEL_WIDTH."""
+        return max(LABEL_WIDTH, self.fontMetrics().horizontalAdvance("q×k") + 8)
+
+    def _column_width(self) -> float:
+        return (self.width() - self._label_width()) / max(1, self.q.size)
+
+    def cell_rect(self, row: int, component: int) -> QRectF:
+        """Where cell ``component`` of row 0 (q), 1 (k) or 2 (products) is drawn."""
+        width = self._column_width()
+        x = self._label_width() + component * width
+        cell, bar = self._heights()
+        top = (0, cell, 2 * cell + 4)[row]
+        return QRectF(x, top, width, bar if row == 2 else cell)
+
+    def _heights(self) -> tuple[float, float]:
+        """(cell, bar) heights: the designed ones, shrunk alike when the view is short."""
+        share = min(1.0, self.height() / (2 * CELL_HEIGHT + BAR_HEIGHT + 6))
+        return CELL_HEIGHT * share, BAR_HEIGHT * share
+
+    def paintEvent(self, _event) -> None:  # noqa: N802 - Qt API name
+        """Draw the q and k cells, coloured by sign, and the product bars."""
+        painter = QPainter(self)
+        text = self.palette().windowText().color()
+        painter.setPen(text)
+        for row, name in enumerate(self.names):
+            rect = self.cell_rect(row, 0)
+            painter.drawText(
+                QRectF(0, rect.top(), self._label_width() - 4, rect.height()),
+                Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
+                name,
+            )
+        for row, values in enumerate((self.q, self.k)):
+            self._paint_cells(painter, row, values, text)
+        self._paint_bars(painter, text)
+        painter.end()
+
+    def _paint_cells(self, painter: QPainter, row: int, values: np.ndarray, text: QColor) -> None:
+        top = float(np.max(np.abs(values))) if values.size else 1.0
+        show_text = self._column_width() >= 38
+        for c, value in enumerate(values):
+            rect = self.cell_rect(row, c).adjusted(1, 1, -1, -1)
+            share = abs(value) / top if top > 0 else 0.0
+            base = QColor(214, 96, 77) if value < 0 else QColor(67, 147, 195)
+            base.setAlphaF(0.25 + 0.6 * share)
+            painter.fillRect(rect, base)
+            if c == self.current:
+                painter.setPen(QPen(QColor("#f0a020"), 2))
+                painter.drawRect(rect)
+            painter.setPen(text)
+            if show_text:
+                painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, _fmt(value))
+
+    def _paint_bars(self, painter: QPainter, text: QColor) -> None:
+        products = self.products
+        top = float(np.max(np.abs(products))) if products.size else 0.0
+        zero = self.cell_rect(2, 0).center().y()
+        painter.setPen(QPen(text, 1))
+        painter.drawLine(QPointF(self._label_width(), zero), QPointF(self.width(), zero))
+        for c, value in enumerate(products):
+            rect = self.cell_rect(2, c)
+            half = (rect.height() / 2 - 2) * (abs(value) / top if top > 0 else 0.0)
+            top_y = zero - half if value > 0 else zero
+            bar = QRectF(rect.left() + 2, top_y, rect.width() - 4, half)
+            painter.fillRect(bar, QColor(214, 96, 77) if value < 0 else QColor(67, 147, 195))
+
+    def _hit(self, pos) -> tuple[int, int] | None:
+        for row in (0, 1):
+            for c in range(self.q.size):
+                if self.cell_rect(row, c).contains(pos):
+                    return row, c
+        for c in range(self.q.size):
+            if self.cell_rect(2, c).contains(pos):
+                return 2, c
+        return None
+
+    def mousePressEvent(self, event) -> None:  # noqa: N802 - Qt API name
+        """Pick the component under the mouse; on a q or k cell, start dragging it."""
+        hit = self._hit(event.position())
+        if hit is None:
+            return
+        row, c = hit
+        self.current = c
+        self.picked.emit(c)
+        if row in self.editable_rows:
+            value = float((self.q, self.k)[row][c])
+            self._drag = (row, c, event.position().y(), value)
+        self.update()
+
+    def mouseMoveEvent(self, event) -> None:  # noqa: N802 - Qt API name
+        """While dragging, up raises the component and down lowers it."""
+        if self._drag is None:
+            return
+        row, c, y0, value0 = self._drag
+        values = (self.q, self.k)[row]
+        step = max(float(np.max(np.abs(values))), 0.1) / DRAG_STEPS
+        self.dragged.emit(row, c, value0 + (y0 - event.position().y()) * step)
+
+    def mouseReleaseEvent(self, _event) -> None:  # noqa: N802 - Qt API name
+        """End the drag (the edits of one drag are one undo step)."""
+        if self._drag is not None:
+            self._drag = None
+            self.released.emit()
+
+
+class DotProductView(QWidget):
+    """The score of (query ``row``, key ``col``) in ``head`` as q · k, editable (module doc)."""
+
+    def __init__(self, session, history, live_trace, parent=None):
+        super().__init__(parent)
+        self.setObjectName("dotProductView")
+        self.session, self.history, self.live = session, history, live_trace
+        self.pair: tuple[int, int, int] | None = None  # head, row, col
+        self._drags = 0
+        self.title = QLabel()
+        self.title.setTextFormat(Qt.TextFormat.PlainText)  # token names stay plain text
+        self.title.setWordWrap(True)
+        self.canvas = _PairCanvas(self)
+        self.result = QLabel()
+        self.result.setTextFormat(Qt.TextFormat.PlainText)
+        self.result.setWordWrap(True)
+        # Two lines always: a wrapped sum must push the canvas up, never be drawn over it.
+        self.result.setMinimumHeight(2 * self.result.fontMetrics().lineSpacing() + 2)
+        self.component = QSpinBox()
+        self.component.setPrefix("component ")
+        self.q_box, self.k_box = QDoubleSpinBox(), QDoubleSpinBox()
+        for name, box in (("q", self.q_box), ("k", self.k_box)):
+            box.setRange(-1e6, 1e6)
+            box.setDecimals(4)
+            box.setPrefix(f"{name} = ")
+            box.setKeyboardTracking(False)  # typed: applied on Enter or leaving the box
+        row = QHBoxLayout()
+        for widget in (self.component, self.q_box, self.k_box):
+            row.addWidget(widget)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 0, 2, 0)
+        layout.setSpacing(2)
+        # It takes the narration's height, never more: showing it must not resize the dock
+        # (the stage views above would move under the learner's eyes).
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Ignored)
+        layout.addWidget(self.title)
+        layout.addWidget(self.canvas, 1)
+        layout.addWidget(self.result)
+        layout.addLayout(row)
+        self.component.valueChanged.connect(self._on_component)
+        self.canvas.picked.connect(self.component.setValue)
+        self.canvas.dragged.connect(self._on_dragged)
+        self.canvas.released.connect(self._end_drag)
+        self.q_box.valueChanged.connect(lambda v: self.set_component(0, self.component.value(), v))
+        self.k_box.valueChanged.connect(lambda v: self.set_component(1, self.component.value(), v))
+        live_trace.updated.connect(self._on_trace)
+
+    # -- public ------------------------------------------------------------------------------
+    def show_pair(self, head: int, row: int, col: int) -> None:
+        """Follow the score of query ``row`` and key ``col`` in ``head``."""
+        self.pair = (head, row, col)
+        self._on_trace(self.live.trace)
+
+    def editable(self) -> bool:
+        """True when Q and K are typed (direct mode), so q and k can be edited here; not under
+        RoPE, where the view shows the rotated q and k, which are not typed."""
+        return self.session.config.mode == "direct" and self.session.config.positional != "rope"
+
+    def numbers(self) -> dict[str, float]:
+        """What the view shows now: score, scaled, weight (read from the trace)."""
+        trace = self.live.trace
+        head, i, j = self.pair
+        return {
+            "score": float(trace.stage("scores", head)[i, j]),
+            "scaled": float(trace.stage("scaled", head)[i, j]),
+            "weight": float(trace.stage("weights", head)[i, j]),
+        }
+
+    def set_component(self, which: int, component: int, value: float, merge: str | None = None):
+        """Edit row ``which`` (0: q, 1: k) at ``component`` through the session, one undo
+        step (drags pass a ``merge`` key so that one drag is one step). False when that row
+        cannot be edited here."""
+        trace = self.live.trace
+        target = self._edit_target(trace, which, component) if trace is not None else None
+        if target is None or self.pair is None:
+            return False
+        name, index, token = target
+        array = np.array(getattr(self.session.inputs, name), dtype=np.float64)  # [h, n, d]
+        if not np.isfinite(value) or array[index] == value:
+            return False
+        array[index] = value
+        with self.history.transaction(f"Edit {name} of “{token}”", merge=merge):
+            self.session.inputs = self.session.inputs.with_array(name, array)
+        return True
+
+    def editable_rows(self) -> tuple[int, ...]:
+        """The rows (0: q, 1: k) that can be edited here: both when Q and K are typed."""
+        return (0, 1) if self.editable() else ()
+
+    def _edit_target(self, trace, which: int, component: int):
+        """(array name, index into it, token) edited by row ``which`` at ``component``."""
+        if which not in self.editable_rows():
+            return None
+        head, i, j = self.pair
+        name = "Q" if which == 0 else "K"
+        index = (self._slot(trace, head, which), i if which == 0 else j, component)
+        return name, index, trace.tokens[i] if which == 0 else trace.kv_tokens[j]
+
+    # -- internals ---------------------------------------------------------------------------
+    @staticmethod
+    def _slot(trace, head: int, which: int) -> int:
+        """The index of ``head``'s Q (or its shared K/V head's K) in the typed arrays."""
+        config = trace.config
+        if which == 0:
+            return head
+        return head // max(1, config.heads // config.n_kv_heads)
+
+    def _on_dragged(self, which: int, component: int, value: float) -> None:
+        self.set_component(which, component, value, merge=f"dot-drag-{self._drags}")
+
+    def _end_drag(self) -> None:
+        self._drags += 1
+
+    def _on_component(self, component: int) -> None:
+        self.canvas.current = component
+        self.canvas.update()
+        self._fill_boxes()
+
+    def _fill_boxes(self) -> None:
+        c, canvas = self.component.value(), self.canvas
+        rows = self.editable_rows()
+        for row, (box, values) in enumerate(((self.q_box, canvas.q), (self.k_box, canvas.k))):
+            box.blockSignals(True)
+            box.setPrefix(f"{canvas.names[row]} = ")
+            box.setValue(float(values[c]) if c < values.size else 0.0)
+            box.setEnabled(row in rows)
+            box.blockSignals(False)
+            box.setToolTip(self._box_tip(row, row in rows))
+        canvas.editable_rows = rows
+
+    def _box_tip(self, _row: int, editable: bool) -> str:
+        if editable:
+            return "Type a new value (Enter): the score, the weight and the output follow"
+        return (
+            "Q and K are X·W_Q and X·W_K here: edit X or W_Q / W_K, or double-click "
+            "the Q view to type Q, K and V directly"
+        )
+
+    def _on_trace(self, trace) -> None:
+        if trace is None or self.pair is None or not self.isVisibleTo(self.window()):
+            return
+        head, i, j = self.pair
+        if head not in trace.heads or i >= trace.n_queries or j >= trace.n_keys:
+            return
+        rotated = trace.has("Q_rot") and trace.has("K_rot")  # RoPE: the scores read q′, k′
+        q = trace.stage("Q_rot" if rotated else "Q", head)[i]  # [d_k]
+        k = trace.stage("K_rot" if rotated else "K", head)[j]  # [d_k]
+        worked = explain(trace, "scores", head, i, j, q.size).steps[0]  # the engine's products
+        products = [value for _label, value in worked.terms]  # [d_k]
+        self.canvas.set_numbers(q, k, products)
+        self.component.setRange(0, max(0, q.size - 1))
+        self._fill_boxes()
+        n = self.numbers()
+        output = trace.stage("head_outputs", head)[i]  # [d_v]
+        self.title.setText(f"q of “{trace.tokens[i]}” · k of “{trace.kv_tokens[j]}”, head {head}")
+        self.result.setText(
+            f"sum = score {_fmt(n['score'])} → scaled {_fmt(n['scaled'])} → weight "
+            f"{_fmt(n['weight'])} → output[0] {_fmt(output[0])}"
+        )

@@ -1,0 +1,257 @@
+"""ExperimentBanner: an example's question, what to look for, "Try it", and before / after.
+
+The banner follows the state: before the experiment it asks the question and offers "Try it";
+once the session holds the tried settings it says what was changed and shows, for the
+followed query row, each stage the change affected before, after and their difference (read
+from the trace kept at the click and the live trace, never recomputed here). Undoing the
+change brings the question back. Every name and number is escaped: a token called
+``<img src=x>`` reads literally.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+import numpy as np
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QSizePolicy,
+    QWidget,
+)
+
+from attention_explorer.core.numbers import format_number
+from attention_explorer.core.stages import CATALOGUE
+from attention_explorer.core.stages import title as stage_title
+from attention_explorer.session import Session
+from attention_explorer.ui.state.live_trace import LiveTrace
+
+#: Stages compared after "Try it", in pipeline order (those the change leaves equal are left
+#: out): the catalogue's ``compared`` stages.
+COMPARED_STAGES = tuple(name for name, entry in CATALOGUE.items() if entry.compared)
+#: Numbers shown per row in the comparison.
+COMPARED_VALUES = 8
+#: The banner's text takes at most this share of the window's height (then it scrolls), so a
+#: long example note (the induction example's is 13 lines at 1366x768) leaves the views room.
+MAX_HEIGHT_SHARE = 0.2
+#: ... but always room for this many lines.
+MIN_LINES = 3
+
+
+def _escape(text: object) -> str:
+    return html.escape(str(text))
+
+
+def _row(values: np.ndarray) -> str:
+    shown = [format_number(v, display=True) for v in values[:COMPARED_VALUES]]
+    more = f", … {len(values) - COMPARED_VALUES} more" if len(values) > COMPARED_VALUES else ""
+    return f"[{', '.join(shown)}{more}]"
+
+
+def _difference(after: np.ndarray, before: np.ndarray) -> str:
+    """after − before, cell by cell; a cell the mask hid on one side reads "shown"/"hidden"."""
+    words = []
+    for new, old in zip(after[:COMPARED_VALUES], before[:COMPARED_VALUES]):
+        if np.isfinite(new) and np.isfinite(old):
+            words.append(format_number(new - old, display=True))
+        elif new == old:
+            words.append("0")
+        else:
+            words.append("shown" if np.isfinite(new) else "hidden")
+    more = f", … {len(after) - COMPARED_VALUES} more" if len(after) > COMPARED_VALUES else ""
+    return f"[{', '.join(words)}{more}]"
+
+
+class ExperimentBanner(QFrame):
+    """Shown above the views while the session has a description, notes or an experiment.
+
+    ``try_requested(dict)`` carries the config changes of the experiment's "try" entry;
+    ``refused(message)`` shows the engine's refusal of that change in the banner.
+    """
+
+    try_requested = Signal(dict)
+    compare_requested = Signal()
+
+    def __init__(
+        self, session: Session, live: LiveTrace | None = None, parent: QWidget | None = None
+    ):
+        super().__init__(parent)
+        self.session = session
+        self.live = live
+        self._before = None  # the trace on screen when "Try it" was clicked
+        self._refusal = ""
+        self._watched: QWidget | None = None  # the window whose height caps the banner's
+        self.setObjectName("experimentBanner")
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.text = QLabel()
+        self.text.setWordWrap(True)
+        self.text.setTextFormat(Qt.TextFormat.RichText)  # every piece is escaped below
+        self.text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.scroll = QScrollArea()
+        self.scroll.setWidget(self.text)
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        # the text wraps to whatever width the window gives: its one-line width asks for none
+        self.scroll.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        self.try_button = QPushButton("Try it")
+        self.try_button.setToolTip("Apply this experiment's change (undo with Ctrl+Z)")
+        self.try_button.clicked.connect(self._on_try)
+        self.compare_button = QPushButton("Compare")
+        self.compare_button.setToolTip(
+            "The selected stage before and after the change, and their difference"
+        )
+        self.compare_button.clicked.connect(self.compare_requested.emit)
+        self.close_button = QPushButton("Hide")
+        self.close_button.clicked.connect(self.hide)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(8, 4, 8, 4)
+        layout.addWidget(self.scroll, 1)
+        layout.addWidget(self.try_button, 0, Qt.AlignmentFlag.AlignTop)
+        layout.addWidget(self.compare_button, 0, Qt.AlignmentFlag.AlignTop)
+        layout.addWidget(self.close_button, 0, Qt.AlignmentFlag.AlignTop)
+        session.events.experiment.connect(self._forget_refusal)  # before refresh runs
+        for name in ("description", "notes", "experiment", "name", "config", "selected_cell"):
+            getattr(session.events, name).connect(self.refresh)
+        if live is not None:
+            live.updated.connect(self.refresh)
+        self.refresh()
+
+    # -- state -------------------------------------------------------------------------------
+    def tried(self) -> bool:
+        """True while the session holds every setting the experiment's "try" names."""
+        changes = self.session.experiment.get("try")
+        if not isinstance(changes, dict) or not changes:
+            return False
+        config = self.session.config
+        return all(getattr(config, k, object()) == v for k, v in changes.items())
+
+    def show_refusal(self, message: str) -> None:
+        """Say in the banner why the engine refused the experiment's change."""
+        self._refusal = message
+        self.refresh()
+
+    def _forget_refusal(self, *_args) -> None:
+        self._refusal = ""
+
+    def plain_text(self) -> str:
+        """What the banner says, without markup (for tests and screen readers)."""
+        document = re.sub(r"<br>|</tr>", "\n", self.text.text())
+        document = re.sub(r"</t[dh]>", " ", document)
+        return html.unescape(re.sub(r"<[^>]+>", "", document))
+
+    # -- text --------------------------------------------------------------------------------
+    def refresh(self, *_args) -> None:
+        """Rebuild the text from the session; hide when there is nothing to say."""
+        s = self.session
+        tried = self.tried()
+        if not tried:
+            self._before = None
+        parts = []
+        if s.description:
+            sizes = s.config.summary(len(s.tokens))  # from the config now, never stale
+            parts.append(f"<b>{_escape(s.name)}</b> ({_escape(sizes)}) — {_escape(s.description)}")
+        question = s.experiment.get("question")
+        if question:
+            parts.append(f"<b>Question:</b> {_escape(question)}")
+        expect = s.experiment.get("expect")
+        if expect:
+            parts.append(f"<b>Look for:</b> {_escape(expect)}")
+        if tried:
+            parts.append(self._tried_text())
+        else:
+            for title, note in s.notes:
+                parts.append(f"<b>{_escape(title)}</b> {_escape(note)}" if title else _escape(note))
+        if self._refusal:
+            parts.append(f"<b>Engine says:</b> {_escape(self._refusal)}")
+        self.text.setText("<br>".join(parts))
+        self.try_button.setVisible(bool(s.experiment.get("try")))
+        self.try_button.setEnabled(not tried)
+        self.try_button.setText("Tried" if tried else "Try it")
+        self.compare_button.setVisible(tried)
+        self.setVisible(bool(parts))
+        self._fit_height()
+
+    def _fit_height(self) -> None:
+        """As tall as the text, up to MAX_HEIGHT_SHARE of the window (then the text scrolls)."""
+        lines = self.fontMetrics().lineSpacing()
+        cap = max(MIN_LINES * lines, int(self.window().height() * MAX_HEIGHT_SHARE))
+        width = self.scroll.viewport().width()
+        needed = self.text.heightForWidth(width) if width > 50 else self.text.sizeHint().height()
+        height = min(max(needed, lines), cap)
+        if self.scroll.height() != height or self.scroll.minimumHeight() != height:
+            self.scroll.setFixedHeight(height)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        """A new width wraps the text anew: fit the height again."""
+        super().resizeEvent(event)
+        self._fit_height()
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        """Once shown, follow the window's height too (the cap is a share of it)."""
+        super().showEvent(event)
+        top = self.window()
+        if top is not self and top is not self._watched:
+            top.installEventFilter(self)
+            self._watched = top
+        self._fit_height()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        """The window was resized: fit the height to the new cap."""
+        if watched is self._watched and event.type() == QEvent.Type.Resize:
+            self._fit_height()
+        return False
+
+    def _tried_text(self) -> str:
+        changes = self.session.experiment.get("try", {})
+        what = ", ".join(f"{_escape(k)} = {_escape(v)}" for k, v in changes.items())
+        text = (
+            f"<b>Tried:</b> {what}. Undo (Ctrl+Z) goes back. The example's notes describe the "
+            "numbers before the change."
+        )
+        return text + self._comparison()
+
+    def _comparison(self) -> str:
+        before = self._before
+        after = self.live.trace if self.live is not None else None
+        if before is None or after is None or after is before:
+            return ""
+        head = self.session.selected_head
+        cell = self.session.selected_cell
+        row = cell[0] if cell is not None else 0
+        rows = []
+        for stage in COMPARED_STAGES:
+            if not (before.has(stage) and after.has(stage)):
+                continue
+            if head not in before.heads or head not in after.heads:
+                continue
+            old, new = before.stage(stage, head), after.stage(stage, head)
+            if old.shape != new.shape or row >= old.shape[0]:
+                continue
+            if np.array_equal(old[row], new[row]):
+                continue
+            rows.append(
+                f"<tr><td>{_escape(stage_title(stage))}</td><td>{_row(old[row])}</td>"
+                f"<td>{_row(new[row])}</td><td>{_difference(new[row], old[row])}</td></tr>"
+            )
+        if not rows:
+            return ""
+        token = _escape(after.tokens[row]) if row < len(after.tokens) else str(row)
+        return (
+            f"<br>Row “{token}” of head {head}, before and after:"
+            "<table cellspacing='0' cellpadding='2'>"
+            "<tr><th align='left'>stage</th><th>before</th><th>after</th><th>after − before</th>"
+            f"</tr>{''.join(rows)}</table>"
+        )
+
+    def _on_try(self) -> None:
+        changes = self.session.experiment.get("try")
+        if isinstance(changes, dict):
+            self._refusal = ""
+            self._before = self.live.trace if self.live is not None else None
+            self.try_requested.emit(dict(changes))

@@ -1,0 +1,397 @@
+"""MainWindow: tokens and matrices on the left, live stage views on the right, docks around."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtGui import QCloseEvent
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QMainWindow,
+    QMessageBox,
+    QScrollArea,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from attention_explorer.engine import AttentionInputError
+from attention_explorer.session import (
+    History,
+    Session,
+    SessionFileError,
+    resize,
+    starter_session,
+)
+from attention_explorer.ui.editing.controls_panel import ControlsPanel
+from attention_explorer.ui.editing.matrix_panel import MatrixPanel
+from attention_explorer.ui.editing.token_strip import TokenStrip
+from attention_explorer.ui.heatmap.cell_arithmetic import CellArithmetic
+from attention_explorer.ui.model.model_install import install_model_features
+from attention_explorer.ui.model.model_panel import ModelPanel
+from attention_explorer.ui.pipeline.heads_grid import HeadsGrid
+from attention_explorer.ui.pipeline.stage_panel import StagePanel
+from attention_explorer.ui.state.live_trace import LiveTrace
+from attention_explorer.ui.state.panel_context import PanelContext
+from attention_explorer.ui.state.preferences import ViewPreferences
+from attention_explorer.ui.walkthrough.experiment_banner import ExperimentBanner
+from attention_explorer.ui.walkthrough.walkthrough_panel import WalkthroughPanel
+from attention_explorer.ui.walkthrough.walkthrough_wiring import connect_walkthrough
+from attention_explorer.ui.widgets import dialogs
+from attention_explorer.ui.window.main_menus import build_menus
+from attention_explorer.ui.window.session_file import DocumentController
+from attention_explorer.ui.window.status_line import StatusLine
+from attention_explorer.ui.window.theme import apply_theme
+
+#: The width the stage column needs to show two views of a small example side by side.
+STAGES_TWO_WIDE = 760
+
+
+class MainWindow(QMainWindow):
+    """The explorer window for one session.
+
+    ``settings`` defaults to the user's QSettings; tests pass a throwaway one.
+    """
+
+    def __init__(self, session: Session | None = None, settings: QSettings | None = None):
+        super().__init__()
+        self.settings = settings or QSettings()
+        self.session = session or Session.from_data(starter_session())
+        self.history = History(self.session)
+        self.prefs = ViewPreferences.load(self.settings)
+        self.context = PanelContext(self.session, self.history, self.prefs)
+        self.live = LiveTrace(self.session, self)
+        self.document = DocumentController(self.session, self.history, self.settings, self)
+        self.setObjectName("mainWindow")
+        self._build_widgets()
+        self.menus = build_menus(self)
+        install_model_features(self)
+        self._connect()
+        apply_theme(self.prefs.theme)
+        self._default_layout()
+        self.restoreGeometry(self.settings.value("window/geometry", b""))
+        self.restoreState(self.settings.value("window/state", b""))
+        self.setWindowTitle(self.document.title())
+        self.live.recompute_now()
+
+    # -- layout ------------------------------------------------------------------------------
+    def _build_widgets(self) -> None:
+        s, h, live, prefs = self.session, self.history, self.live, self.prefs
+        self.status = StatusLine(self.statusBar(), s, live)
+        live.updated.connect(self.status.begin_paint)
+        self.banner = ExperimentBanner(s, live)
+        self.tokens = TokenStrip(s, h)
+        self.matrices = MatrixPanel(self.context)
+        self.stages = StagePanel(s, live, prefs)
+        self.heads_grid = HeadsGrid(s, live, prefs)
+        self.walkthrough = WalkthroughPanel(s, live)
+        self.controls = ControlsPanel(s, h)
+        self.arithmetic = CellArithmetic(s, live)
+        self.model_panel = ModelPanel(self.context)
+        live.updated.connect(self.status.end_paint)
+
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addWidget(self.tokens)
+        left_layout.addWidget(self.matrices, 1)
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.setObjectName("mainSplitter")
+        # The editor's toolbar is wider than the editor needs to be on a small screen: it
+        # scrolls sideways there rather than crowd the stage views into one column.
+        left_scroll = QScrollArea()
+        left_scroll.setObjectName("editorScroll")
+        left_scroll.setWidget(left)
+        left_scroll.setWidgetResizable(True)
+        left_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        left_scroll.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        left_scroll.setMinimumWidth(240)
+        splitter.addWidget(left_scroll)
+        splitter.addWidget(self.stages)
+        splitter.setStretchFactor(0, 2)
+        splitter.setStretchFactor(1, 5)
+        central = QWidget()
+        central_layout = QVBoxLayout(central)
+        central_layout.setContentsMargins(4, 4, 4, 4)
+        central_layout.addWidget(self.banner)
+        central_layout.addWidget(splitter, 1)
+        self.setCentralWidget(central)
+
+        scroll = QScrollArea()
+        scroll.setWidget(self.controls)
+        scroll.setWidgetResizable(True)
+        scroll.setMinimumWidth(280)
+        self.controls_dock = self._dock("Controls", scroll, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.walk_dock = self._dock(
+            "Walkthrough", self.walkthrough, Qt.DockWidgetArea.BottomDockWidgetArea
+        )
+        self.heads_dock = self._dock(
+            "All heads", self.heads_grid, Qt.DockWidgetArea.BottomDockWidgetArea
+        )
+        self.arithmetic_dock = self._dock(
+            "Cell arithmetic", self.arithmetic, Qt.DockWidgetArea.BottomDockWidgetArea
+        )
+        self.model_dock = self._dock(
+            "Model", self.model_panel, Qt.DockWidgetArea.RightDockWidgetArea
+        )
+        self.model_dock.hide()  # shown by File > Open Model… or View > Model
+        # The controls take the left edge from top to bottom: the bottom docks sit beside them,
+        # so neither the controls nor the stage column lose height to the other.
+        self.setCorner(Qt.Corner.BottomLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.splitDockWidget(self.walk_dock, self.heads_dock, Qt.Orientation.Horizontal)
+        self.tabifyDockWidget(self.walk_dock, self.arithmetic_dock)
+        self.walk_dock.raise_()
+        self._splitter = splitter
+
+    def _default_layout(self) -> None:
+        """First-run sizes: the whole screen, the stage views widest, short bottom docks.
+
+        A saved layout (QSettings) replaces this on later starts.
+        """
+        screen = self.screen().availableGeometry() if self.screen() else None
+        width = screen.width() if screen else 1500
+        height = screen.height() if screen else 920
+        self.resize(width, height)
+        if screen is not None:
+            self.move(screen.topLeft())
+            # Maximized, so the title bar a window manager adds does not push the status bar
+            # off the bottom of the screen.
+            self.setWindowState(self.windowState() | Qt.WindowState.WindowMaximized)
+        self.fit_docks(width, height)
+
+    def fit_docks(self, width: int, height: int) -> None:
+        """Share ``width`` x ``height`` out: narrow controls, short bottom docks (the All heads
+        thumbnails need little room), the rest to the editor and, most, to the stage views."""
+        scroll = self.controls_dock.widget()
+        least = self.controls.minimumSizeHint().width() + 2 * scroll.frameWidth() + 2
+        controls = max(least, 300 if width < 1500 else 330)
+        self.resizeDocks([self.controls_dock], [controls], Qt.Orientation.Horizontal)
+        heads = 260 if width < 1500 else 300
+        rest = width - controls - 12
+        self.resizeDocks(
+            [self.walk_dock, self.heads_dock], [rest - heads, heads], Qt.Orientation.Horizontal
+        )
+        self.resizeDocks([self.walk_dock], [150 if height < 900 else 190], Qt.Orientation.Vertical)
+        # The editor gets all it asks for when the stage views keep room for two side by side
+        # (the scores beside the scaled scores, the masked scores beside the weights).
+        wanted = self._splitter.widget(0).widget().minimumSizeHint().width() + 6
+        editor = max(240, min(wanted, rest - STAGES_TWO_WIDE))
+        self._splitter.setSizes([editor, rest - editor])
+
+    def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(f"dock_{title.replace(' ', '_').lower()}")
+        dock.setWidget(widget)
+        self.addDockWidget(area, dock)
+        return dock
+
+    def _connect(self) -> None:
+        self.document.title_changed.connect(self.setWindowTitle)
+        self.document.error.connect(self.show_error)
+        self.document.replaced.connect(self.walkthrough.new_document)
+        self.document.replaced.connect(self.stages.new_session)  # laid out afresh, same name or not
+        self.controls.message.connect(self.status.show_input_error)
+        self.matrices.input_error.connect(self.status.show_input_error)
+        self.banner.try_requested.connect(self.apply_experiment)
+        self.walkthrough.step_changed.connect(self._on_walk_step)
+        connect_walkthrough(self)  # follow a chosen token, reveal each step's operands
+        self.stages.view("masked").cell_clicked.connect(self.toggle_mask_cell)
+        for name in ("Q", "K", "V"):  # a double-click asks to type into that matrix
+            self.stages.view(name).edit_requested.connect(
+                lambda *_cell, name=name: self.edit_typed_matrix(name)
+            )
+        self.stages.export_requested.connect(self.export_view)
+        self.stages.copy_requested.connect(self.copy_view)
+        self.prefs.events.all.connect(lambda *_: self.prefs.save(self.settings))
+        self.prefs.events.theme.connect(apply_theme)
+        self.model_panel.open_requested.connect(self.open_model_layer)
+        self.model_panel.status.connect(self.status.show)
+        self.document.replaced.connect(self.model_panel.document_replaced)
+
+    # -- actions -----------------------------------------------------------------------------
+    def show_error(self, text: str) -> None:
+        """Show a problem in the status bar and a dialog; nothing in the session changes."""
+        self.status.show(text, 15000)
+        dialogs.warning(self, "Attention Explorer", text)
+
+    def open_example(self, key: str) -> bool:
+        """Load a worked example as a new, unsaved document."""
+        from attention_explorer.session.examples import example_or_starter as example
+
+        if not self.document.maybe_save():
+            return False
+        try:
+            data = example(key)
+        except (KeyError, SessionFileError) as exc:
+            reason = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+            self.show_error(f"Could not open the example {key}: {reason}")
+            return False
+        self.document.replace(data)
+        return True
+
+    def apply_experiment(self, changes: dict) -> None:
+        """Apply an example's "try" config changes as one undo step, or explain the refusal."""
+        try:
+            config = self.session.config.with_changes(**changes)
+            config.validate(len(self.session.tokens), len(self.session.key_tokens))
+        except (AttentionInputError, TypeError) as exc:
+            self.status.show(f"The engine refuses this change — {exc}", 20000)
+            self.banner.show_refusal(str(exc))
+            return
+        # Trying an example's experiment is exploring, not editing: it never asks to be saved.
+        with self.history.transaction("Try experiment", explore=True):
+            self.session.config = config
+
+    def show_cell_arithmetic(self) -> None:
+        """Bring the arithmetic of the selected cell to the front (View > Cell arithmetic)."""
+        self.arithmetic_dock.show()
+        self.arithmetic_dock.raise_()
+        self.arithmetic.text.setFocus()
+
+    def offer_direct_mode(self, array: str) -> bool:
+        """The learner typed into ``array`` (Q, K or V) in projection mode: offer to switch the
+        session to direct mode, where Q, K and V are typed, keeping every current number.
+
+        Yes switches as one undo step (the projections become the typed Q, K, V, so every
+        stage keeps its value). Returns True when the session is now in direct mode.
+        """
+        if self.session.config.mode == "direct":
+            return True
+        answer = dialogs.question(
+            self,
+            "Type Q, K and V directly?",
+            f"In projection mode {array} is computed as X W_{array}, so it cannot be typed "
+            "into. Switch to direct mode? Q, K and V keep their current numbers, and "
+            "Undo switches back.",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+        )
+        if answer != QMessageBox.StandardButton.Yes:
+            return False
+        new = resize.set_mode(self.session.data(), "direct")
+        with self.history.transaction("Switch to typing Q, K, V"):
+            self.session.update(config=new.config, inputs=new.inputs)
+        self.status.show("Direct mode: Q, K and V are now typed; every number was kept")
+        return True
+
+    def open_model(self) -> bool:
+        """File > Open Model…: show the Model panel and load the model it names (the open
+        model session's), asking for a folder only when none is named."""
+        self.model_dock.show()
+        self.model_dock.raise_()
+        return self.model_panel.open_or_choose()
+
+    def open_model_layer(self, data, head: int) -> bool:
+        """Open a model layer the Model panel built as the document, with ``head`` selected."""
+        if not self.document.maybe_save():
+            return False
+        self.document.replace(data)
+        self.model_panel.opened(data, head)
+        return True
+
+    def edit_typed_matrix(self, name: str) -> bool:
+        """Bring Q, K or V into the editor, offering direct mode first in projection mode."""
+        if not self.offer_direct_mode(name):
+            return False
+        return self.matrices.show_array(name)
+
+    def toggle_mask_cell(self, row: int, col: int) -> bool:
+        """Under a custom mask, let query ``row`` see key ``col`` or hide it (one undo step).
+
+        A click on the masked-scores view calls this; under the other mask kinds the click
+        only selects the cell. Returns True when the mask changed.
+        """
+        data = self.session.data()
+        keys = data.key_tokens
+        if data.config.mask != "custom" or not (
+            0 <= row < len(data.tokens) and 0 <= col < len(keys)
+        ):
+            return False
+        new = resize.toggle_mask_cell(data, row, col)
+        with self.history.transaction(f"Toggle mask cell ({row}, {col})"):
+            self.session.config = new.config
+        verb = "may now look at" if new.config.custom_mask[row][col] else "no longer sees"
+        self.status.show(f"Query “{data.tokens[row]}” {verb} key “{keys[col]}”")
+        return True
+
+    def _on_walk_step(self, step) -> None:
+        """Frame the step's stage view (zoomed onto the step's cell when the stage is shown
+        shrunk) and bring the editor of its numbers to the front."""
+        self.stages.highlight_stage(step.stage if step is not None else None)
+        if step is not None and step.stage is not None and step.cells:
+            self.stages.show_cell(step.stage, *step.cells[0])
+        if step is not None and step.editor:
+            self.matrices.show_array(step.editor)
+
+    def _export_name(self) -> str:
+        path = self.document.path
+        return path.stem if path is not None else self.session.name
+
+    def export_dialog(self, stage: str, head: int):
+        """The export dialog for one stage and head, or None (with a message) when nothing
+        is computed."""
+        from attention_explorer.ui.export.export_dialog import ExportDialog
+
+        if self.live.trace is None:
+            self.status.show("Nothing to export: fix the problem shown first")
+            return None
+        return ExportDialog(
+            self, self.live.trace, self.prefs, self.settings, stage, head, name=self._export_name()
+        )
+
+    def export_view(self, stage: str, head: int) -> None:
+        """Open the export dialog on one stage and head (File > Export, Ctrl+E, a view's menu)."""
+        dialog = self.export_dialog(stage, head)
+        if dialog is not None and dialog.exec() and dialog.written is not None:
+            self.status.show(f"Exported {dialog.written}")
+
+    def export_all_dialog(self):
+        """The dialog that exports every stage and head into a folder."""
+        from attention_explorer.ui.export.export_all_dialog import ExportAllDialog
+
+        return ExportAllDialog(
+            self, self.live.full_trace, self.prefs, self.settings, name=self._export_name()
+        )
+
+    def export_all(self) -> None:
+        """File > Export All: every stage and head, named predictably, into one folder."""
+        dialog = self.export_all_dialog()
+        if dialog.exec() and dialog.written:
+            folder = dialog.written[0].parent
+            self.status.show(f"Exported {len(dialog.written)} files to {folder}")
+
+    def copy_view(self, stage: str, head: int) -> None:
+        """Copy a finished picture of one stage to the clipboard, in the window's colours."""
+        from PySide6.QtWidgets import QApplication
+
+        from attention_explorer.exporting import ExportError, render_stage_image
+        from attention_explorer.ui.widgets.colormaps import colormap_name_for
+
+        trace = self.live.trace
+        if trace is None:
+            self.status.show("Nothing to copy: fix the problem shown first")
+            return
+        try:
+            image = render_stage_image(
+                trace,
+                stage,
+                head,
+                cmap=colormap_name_for(stage, self.prefs),
+                name=self._export_name(),
+                show_values=self.prefs.show_values,
+                scale=self.prefs.weights_scale,
+            )
+        except ExportError as exc:
+            self.status.show(f"Not copied: {exc}")
+            return
+        QApplication.clipboard().setImage(image)
+        self.status.show(f"Copied the {stage} picture to the clipboard")
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt API name
+        """Ask about unsaved changes, then remember the layout."""
+        if not self.document.maybe_save():
+            event.ignore()
+            return
+        self.settings.setValue("window/geometry", self.saveGeometry())
+        self.settings.setValue("window/state", self.saveState())
+        self.prefs.save(self.settings)
+        self.live.shutdown()
+        event.accept()
