@@ -105,10 +105,10 @@ def test_presenter_mode_enlarges_the_step_and_puts_panels_away(qtbot, tmp_path, 
         narration = walk.narration.font().pointSizeF()
         height = win.walk_dock.height()
         assert win.controls_dock.isVisible()
-        action = win.presenter_action
+        action = win.menus.teaching.presenter_action
         assert action.shortcut().toString() == "F5" and action in win.findChildren(type(action))
         action.trigger()  # View > Presenter, or F5
-        assert win.presenter.active() and win.presenter_action.isChecked()
+        assert win.presenter.active() and win.menus.teaching.presenter_action.isChecked()
         assert walk.title.font().pointSizeF() > size * 1.3
         assert walk.narration.font().pointSizeF() > narration
         assert not win.controls_dock.isVisible() and not win.heads_dock.isVisible()

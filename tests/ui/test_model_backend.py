@@ -64,8 +64,8 @@ def test_the_sweep_runs_on_the_backend_chosen(qtbot, model_window, gpt2_folder):
     load(qtbot, window, gpt2_folder)
     open_head(qtbot, window, 1, 0)
     _choose(window, "torch cpu")
-    window.sweep_action.trigger()
-    dialog = window.sweep_dialog
+    window.sweep.action.trigger()
+    dialog = window.sweep.dialog
     assert dialog.options()["backend"] == "torch:cpu"
     with qtbot.waitSignal(dialog.worker.finished, timeout=RUN_MS):
         dialog.start(confirmed=True)

@@ -183,8 +183,8 @@ def test_which_heads_matter_maps_every_head_and_exports(qtbot, model_window, gpt
     load(qtbot, window, gpt2_folder)
     titles = [a.text() for a in window.menuBar().actions()]
     assert titles.index("&Model") == titles.index("&Help") - 1
-    window.sweep_action.trigger()
-    dialog = window.sweep_dialog
+    window.sweep.action.trigger()
+    dialog = window.sweep.dialog
     with qtbot.waitSignal(dialog.worker.finished, timeout=RUN_MS) as done:
         dialog.start(confirmed=True)
     result = done.args[0]
@@ -202,8 +202,8 @@ def test_which_heads_matter_maps_every_head_and_exports(qtbot, model_window, gpt
 def test_a_sweep_can_be_cancelled(qtbot, model_window, gpt2_folder):
     window = model_window
     load(qtbot, window, gpt2_folder)
-    window.sweep_action.trigger()
-    dialog = window.sweep_dialog
+    window.sweep.action.trigger()
+    dialog = window.sweep.dialog
 
     class CancelledAfterTwoHeads:  # as if Cancel were pressed during the third head
         asked = 0
@@ -233,15 +233,15 @@ def test_the_all_heads_grid_knocks_out_the_open_layers_heads(qtbot, model_window
     ran(qtbot, window)
     grid, knockouts = window.heads_grid, window.knockouts
     centre = grid.head_box(3).sceneBoundingRect().center()
-    assert knockouts.grid_head_at(centre) == 3
+    assert grid.head_at(centre) == 3
     assert knockouts.menu(knockouts.open_layer(), 3).actions()[0].text() == (
         "Knock out layer 1 head 3"
     )
     assert knockouts.toggle(1, 3)
-    assert knockouts.grid_crosses() == 1
+    assert grid.crossed_count() == 1
     qtbot.waitUntil(lambda: window.model_panel.overview.marked_crosses() == 1, timeout=RUN_MS)
     window.history.undo()
-    assert knockouts.grid_crosses() == 0
+    assert grid.crossed_count() == 0
 
 
 def test_the_old_favourite_stays_in_the_table_when_it_falls_out(qtbot, model_window):

@@ -34,8 +34,8 @@ def test_every_run_the_window_starts_holds_one_thread(
     live = ran(qtbot, window)
     edit_w_q(window)
     qtbot.waitUntil(lambda: live.edited is not live.original, timeout=RUN_MS)
-    window.sweep_action.trigger()
-    dialog = window.sweep_dialog
+    window.sweep.action.trigger()
+    dialog = window.sweep.dialog
     with qtbot.waitSignal(dialog.worker.finished, timeout=RUN_MS):
         dialog.start(confirmed=True)
     dialog.close()

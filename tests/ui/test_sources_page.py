@@ -41,6 +41,6 @@ def test_help_menu_opens_the_sources_page(window, qtbot):
     )
     action = next(a for a in help_menu.actions() if a.text().replace("&", "") == "Sources")
     action.trigger()
-    page = window._sources_page
+    page = window.sources_page
     qtbot.waitUntil(page.isVisible)
     assert page.windowTitle() == "Sources" and page.entries

@@ -19,7 +19,7 @@ def _menu_action(window, menu_name, text):
 
 def test_summary_shows_entropy_distance_sinks_and_top_keys(window, qtbot):
     _menu_action(window, "View", "Long-context summary").trigger()
-    view = window._summary_view
+    view = window.summary_view
     qtbot.waitUntil(view.isVisible)
     trace = window.live.trace
     head = window.session.selected_head

@@ -5,8 +5,7 @@ with it), the model run leaves them out, and both grids draw them crossed."""
 
 from __future__ import annotations
 
-import pyqtgraph as pg
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QMenu
 
 from attention_explorer.ui.model.model_panel import model_info
@@ -35,13 +34,12 @@ class Knockouts(QObject):
         self.session, self.history, self.panel = panel.context.session, panel.context.history, panel
         panel.overview.head_menu_requested.connect(lambda l, h, at: self.menu(l, h).exec(at))
         self.grid = None
-        self._crosses: list = []
 
     def attach_heads_grid(self, grid, live) -> None:
         """Right-clicks on ``grid`` (the All heads grid) knock out the open layer's heads;
         its knocked-out heads are drawn crossed after every repaint of the grid."""
         self.grid = grid
-        grid.graphics.scene().sigMouseClicked.connect(self._on_grid_click)
+        grid.head_menu_requested.connect(self._on_grid_menu)
         live.updated.connect(lambda *_: self.draw_grid_crosses())
         self.session.events.experiment.connect(lambda *_: self.draw_grid_crosses())
         self.panel.origin_changed.connect(self.draw_grid_crosses)
@@ -53,45 +51,18 @@ class Knockouts(QObject):
         layer = model_info(self.panel.origin).get("layer")
         return layer if isinstance(layer, int) else None
 
-    def grid_head_at(self, scene_pos) -> int | None:
-        """The head of the All heads grid under ``scene_pos`` (None outside the heads)."""
-        for head in range(self.grid.head_count()):
-            if self.grid.head_box(head).sceneBoundingRect().contains(scene_pos):
-                return head
-        return None
-
-    def _on_grid_click(self, event) -> None:
+    def _on_grid_menu(self, head: int, screen_point) -> None:
         layer = self.open_layer()
-        if event.button() != Qt.MouseButton.RightButton or layer is None:
-            return
-        head = self.grid_head_at(event.scenePos())
-        if head is not None:
-            self.menu(layer, head).exec(event.screenPos().toPoint())
+        if layer is not None:
+            self.menu(layer, head).exec(screen_point)
 
     def draw_grid_crosses(self) -> None:
         """Cross the open layer's knocked-out heads in the All heads grid."""
-        for box, item in self._crosses:
-            try:
-                box.removeItem(item)
-            except RuntimeError:  # the grid rebuilt its boxes (a new head count)
-                pass
-        self._crosses = []
-        layer = self.open_layer()
-        if self.grid is None or layer is None:
+        if self.grid is None:
             return
-        for knocked_layer, head in self.pairs():
-            if knocked_layer != layer or head >= self.grid.head_count():
-                continue
-            box = self.grid.head_box(head)
-            (x0, x1), (y0, y1) = box.viewRange()
-            for ys in ((y0, y1), (y1, y0)):
-                line = pg.PlotDataItem((x0, x1), ys, pen=pg.mkPen("#e02020", width=2.5))
-                box.addItem(line)
-                self._crosses.append((box, line))
-
-    def grid_crosses(self) -> int:
-        """How many heads of the All heads grid are drawn crossed."""
-        return len(self._crosses) // 2
+        layer = self.open_layer()
+        heads = () if layer is None else [h for ly, h in self.pairs() if ly == layer]
+        self.grid.set_crossed(heads)
 
     def pairs(self) -> tuple[tuple[int, int], ...]:
         """The knocked-out (layer, head) pairs of the open session."""

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QRectF, QSize, Qt
+from PySide6.QtCore import QEvent, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
@@ -25,14 +25,22 @@ THUMB_LIMIT = 128
 MISSING_TEXT = "click to\ncompute"  # two short lines: the thumbnails are small
 _SELECTED_PEN = pg.mkPen("#f0a020", width=3)
 _OTHER_PEN = pg.mkPen("#808080", width=1)
+_CROSS_PEN = pg.mkPen("#e02020", width=2.5)
 
 
 class HeadsGrid(QWidget):
-    """A grid of every head's weights with a "head k" label; clicking sets the selected head."""
+    """A grid of every head's weights with a "head k" label; clicking sets the selected head.
+
+    A right-click on a head emits ``head_menu_requested(head, screen_point)`` (model mode
+    offers its knockouts there); :meth:`set_crossed` draws a red cross over some heads.
+    """
+
+    head_menu_requested = Signal(int, object)
 
     def __init__(self, session, live_trace, prefs, parent=None):
         super().__init__(parent)
         self.session, self.live, self.prefs = session, live_trace, prefs
+        self._crosses: list[tuple[pg.ViewBox, pg.PlotDataItem]] = []
         self._boxes: list[pg.ViewBox] = []
         self._images: list[pg.ImageItem] = []
         self._missing: list[pg.TextItem] = []
@@ -63,6 +71,35 @@ class HeadsGrid(QWidget):
     def head_box(self, head: int) -> pg.ViewBox:
         """The thumbnail of ``head`` (a ViewBox), e.g. to find where to click."""
         return self._boxes[head]
+
+    def head_at(self, scene_pos) -> int | None:
+        """The head whose thumbnail is under ``scene_pos`` (None outside the heads)."""
+        for head, box in enumerate(self._boxes):
+            if box.sceneBoundingRect().contains(scene_pos):
+                return head
+        return None
+
+    def set_crossed(self, heads) -> None:
+        """Draw a red cross over each of ``heads`` (and over no other head)."""
+        for box, item in self._crosses:
+            try:
+                box.removeItem(item)
+            except RuntimeError:  # the grid rebuilt its boxes (a new head count)
+                pass
+        self._crosses = []
+        for head in heads:
+            if not 0 <= head < len(self._boxes):
+                continue
+            box = self._boxes[head]
+            (x0, x1), (y0, y1) = box.viewRange()
+            for ys in ((y0, y1), (y1, y0)):
+                line = pg.PlotDataItem((x0, x1), ys, pen=_CROSS_PEN)
+                box.addItem(line)
+                self._crosses.append((box, line))
+
+    def crossed_count(self) -> int:
+        """How many heads are drawn crossed."""
+        return len(self._crosses) // 2
 
     def head_image(self, head: int) -> np.ndarray | None:
         """The weights thumbnail of ``head`` as displayed, or None when it was not computed."""
@@ -149,9 +186,10 @@ class HeadsGrid(QWidget):
             image.setColorMap(cmap)
 
     def _on_mouse_clicked(self, event) -> None:
-        if event.button() != Qt.MouseButton.LeftButton:
+        head = self.head_at(event.scenePos())
+        if head is None:
             return
-        for k, box in enumerate(self._boxes):
-            if box.sceneBoundingRect().contains(event.scenePos()):
-                self.session.selected_head = k
-                return
+        if event.button() == Qt.MouseButton.LeftButton:
+            self.session.selected_head = head
+        elif event.button() == Qt.MouseButton.RightButton:
+            self.head_menu_requested.emit(head, event.screenPos().toPoint())

@@ -149,11 +149,8 @@ def _sinks_text(trace, sinks) -> str:
     return "Attention sinks (keys receiving the most weight across queries):\n" + "\n".join(lines)
 
 
-def show_summary(window) -> SummaryView:
-    """Open (or raise) the window's summary view."""
-    view = getattr(window, "_summary_view", None)
-    if view is None:
-        view = window._summary_view = SummaryView(window.session, window.live, window)
+def show_summary(view: SummaryView) -> SummaryView:
+    """Show ``view`` (the window's summary view), raised and refreshed."""
     view.show()
     view.raise_()
     view.refresh()

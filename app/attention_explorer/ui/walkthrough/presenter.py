@@ -102,4 +102,4 @@ class Presenter:
     def _show_step_again(self) -> None:
         """Once the new layout is in, frame the step's operands again (they may have moved)."""
         walk = self.window.walkthrough
-        QTimer.singleShot(0, walk, lambda: walk.step_changed.emit(walk.current()))
+        QTimer.singleShot(0, walk, walk.show_step_again)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtGui import QAction, QKeySequence
@@ -47,9 +48,18 @@ def ask_and_write_handout(window) -> Path | None:
     return write_handout(window, path) if path else None
 
 
-def add_teaching_actions(window, file_menu, view_menu) -> None:
+@dataclass(frozen=True)
+class TeachingParts:
+    """Presenter mode and the two menu entries that reach the teacher's tools."""
+
+    presenter: Presenter
+    presenter_action: QAction
+    handout_action: QAction
+
+
+def add_teaching_actions(window, file_menu, view_menu) -> TeachingParts:
     """Add the handout to ``file_menu`` and presenter mode to ``view_menu``."""
-    window.presenter = presenter = Presenter(window)
+    presenter = Presenter(window)
     handout = QAction("Walkthrough &Handout (PDF)…", window)
     handout.setStatusTip("Every walkthrough step on its own page: its views and its numbers")
     handout.triggered.connect(lambda *_: ask_and_write_handout(window))
@@ -59,4 +69,4 @@ def add_teaching_actions(window, file_menu, view_menu) -> None:
     present.setStatusTip("Larger type, fewer panels, the current step large (F5)")
     present.triggered.connect(lambda *_: present.setChecked(presenter.toggle()))
     view_menu.addAction(present)
-    window.presenter_action = present
+    return TeachingParts(presenter, present, handout)

@@ -146,6 +146,11 @@ class WalkthroughPanel(QWidget):
         """The step on screen, or None when there is no trace yet."""
         return self._steps[self._index] if self._steps else None
 
+    def show_step_again(self) -> None:
+        """Announce the current step again (``step_changed``), so the window frames its
+        operands anew after its layout changed (presenter mode in or out)."""
+        self.step_changed.emit(self.current())
+
     def index(self) -> int:
         """Position of the current step (0-based)."""
         return self._index

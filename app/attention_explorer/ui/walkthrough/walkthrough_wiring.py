@@ -1,8 +1,10 @@
 """Connect the walkthrough to the rest of the window: the token strip's "follow this token",
 the operands each step reveals, the q · k pair view and the weights · V view.
-Called once by the main window."""
+Called once by the main window, which keeps the side views it returns."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from PySide6.QtCore import QTimer
 
@@ -11,12 +13,21 @@ from attention_explorer.ui.walkthrough.walkthrough_reveal import operands, revea
 from attention_explorer.ui.walkthrough.walkthrough_sum_view import WeightedSumView
 
 
-def connect_walkthrough(window) -> None:
-    """Wire ``window``'s walkthrough to its token strip and stage panel."""
+@dataclass(frozen=True)
+class SideViews:
+    """The views the walkthrough shows beside its narration."""
+
+    dot_product: DotProductView
+    weighted_sum: WeightedSumView
+
+
+def connect_walkthrough(window) -> SideViews:
+    """Wire ``window``'s walkthrough to its token strip and stage panel; returns the side
+    views it made."""
     walk = window.walkthrough
     window.tokens.token_chosen.connect(walk.follow_token)
-    window.dot_product = pair = DotProductView(window.session, window.history, window.live)
-    window.sum_view = total = WeightedSumView(window.session, window.history, window.live)
+    pair = DotProductView(window.session, window.history, window.live)
+    total = WeightedSumView(window.session, window.history, window.live)
     walk.add_side_view(pair)
     walk.add_side_view(total)
 
@@ -46,3 +57,4 @@ def connect_walkthrough(window) -> None:
 
     walk.step_changed.connect(show_pair)
     walk.step_changed.connect(on_step)
+    return SideViews(pair, total)

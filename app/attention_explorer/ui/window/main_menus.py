@@ -9,13 +9,17 @@ from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QApplication, QMenu
 
 from attention_explorer.ui.state.preferences import DIVERGING_MAPS, SCALES, SEQUENTIAL_MAPS
-from attention_explorer.ui.walkthrough.walkthrough_actions import add_teaching_actions
+from attention_explorer.ui.walkthrough.walkthrough_actions import (
+    TeachingParts,
+    add_teaching_actions,
+)
 from attention_explorer.ui.window.help_dialogs import show_about, show_formulas
 
 
 @dataclass
 class Menus:
-    """The actions tests and other code need to reach."""
+    """The actions tests and other code need to reach, and the teacher's tools (presenter
+    mode and the handout) the menus made."""
 
     undo: QAction
     redo: QAction
@@ -27,6 +31,7 @@ class Menus:
     recent: QMenu
     examples: QMenu
     open_model: QAction
+    teaching: TeachingParts
 
 
 def _action(window, menu: QMenu, text: str, slot, shortcut=None, tip: str = "") -> QAction:
@@ -201,9 +206,9 @@ def build_menus(window) -> Menus:
     arithmetic = _action(window, view, "Cell &arithmetic", window.show_cell_arithmetic, "Ctrl+I")
     view.removeAction(arithmetic)
     window.addAction(arithmetic)
-    _action(window, view, "&Long-context summary", partial(_show_summary, window))
+    _action(window, view, "&Long-context summary", window.show_summary)
 
-    add_teaching_actions(window, file_menu, view)  # File > Handout, View > Presenter (F5)
+    teaching = add_teaching_actions(window, file_menu, view)  # File > Handout, F5 Presenter
 
     walk = bar.addMenu("&Walkthrough")
     back_step = _action(window, walk, "&Back", window.walkthrough.go_back, "Alt+Left")
@@ -212,10 +217,20 @@ def build_menus(window) -> Menus:
 
     help_menu = bar.addMenu("&Help")
     _action(window, help_menu, "&Formula reference", partial(show_formulas, window), "F1")
-    _action(window, help_menu, "&Sources", partial(_show_sources, window))
+    _action(window, help_menu, "&Sources", window.show_sources)
     _action(window, help_menu, "&About", partial(show_about, window))
     return Menus(
-        undo, redo, save, export, next_step, back_step, show_values, recent, examples, open_model
+        undo,
+        redo,
+        save,
+        export,
+        next_step,
+        back_step,
+        show_values,
+        recent,
+        examples,
+        open_model,
+        teaching,
     )
 
 
@@ -253,17 +268,3 @@ def _fill_examples(window, menu: QMenu) -> None:
         source = example_source(example.key)
         action.setStatusTip(f"{example.summary} (from {source})" if source else example.summary)
         action.setToolTip(f"From the tutorial {source}" if source else example.title)
-
-
-def _show_sources(window) -> None:
-    """Help > Sources: the tutorials and sections the examples come from."""
-    from attention_explorer.ui.window.sources_page import show_sources
-
-    window._sources_page = show_sources(window)
-
-
-def _show_summary(window) -> None:
-    """View > Long-context summary: entropy, top keys, distance and sinks of the head."""
-    from attention_explorer.ui.pipeline.summary_view import show_summary
-
-    show_summary(window)

@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QSettings, Qt
-from PySide6.QtGui import QCloseEvent
-from PySide6.QtWidgets import (
-    QDockWidget,
-    QMainWindow,
-    QMessageBox,
-    QScrollArea,
-    QSplitter,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtGui import QAction, QCloseEvent
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QMessageBox, QScrollArea, QWidget
 
 from attention_explorer.engine import AttentionInputError
 from attention_explorer.session import (
@@ -26,31 +20,87 @@ from attention_explorer.ui.editing.controls_panel import ControlsPanel
 from attention_explorer.ui.editing.matrix_panel import MatrixPanel
 from attention_explorer.ui.editing.token_strip import TokenStrip
 from attention_explorer.ui.heatmap.cell_arithmetic import CellArithmetic
-from attention_explorer.ui.model.model_install import install_model_features
+from attention_explorer.ui.model.compare_view import CompareView
+from attention_explorer.ui.model.model_install import SweepLauncher, install_model_features
+from attention_explorer.ui.model.model_knockouts import Knockouts
+from attention_explorer.ui.model.model_live import ModelLive
+from attention_explorer.ui.model.model_output import OutputPanel
 from attention_explorer.ui.model.model_panel import ModelPanel
+from attention_explorer.ui.pipeline.dot_product_view import DotProductView
 from attention_explorer.ui.pipeline.heads_grid import HeadsGrid
 from attention_explorer.ui.pipeline.stage_panel import StagePanel
 from attention_explorer.ui.state.live_trace import LiveTrace
 from attention_explorer.ui.state.panel_context import PanelContext
 from attention_explorer.ui.state.preferences import ViewPreferences
 from attention_explorer.ui.walkthrough.experiment_banner import ExperimentBanner
+from attention_explorer.ui.walkthrough.presenter import Presenter
 from attention_explorer.ui.walkthrough.walkthrough_panel import WalkthroughPanel
+from attention_explorer.ui.walkthrough.walkthrough_sum_view import WeightedSumView
 from attention_explorer.ui.walkthrough.walkthrough_wiring import connect_walkthrough
 from attention_explorer.ui.widgets import dialogs
-from attention_explorer.ui.window.main_menus import build_menus
+from attention_explorer.ui.window.export_actions import ExportActions
+from attention_explorer.ui.window.main_menus import Menus, build_menus
 from attention_explorer.ui.window.session_file import DocumentController
 from attention_explorer.ui.window.status_line import StatusLine
 from attention_explorer.ui.window.theme import apply_theme
+from attention_explorer.ui.window.window_layout import central_area, default_layout, fit_docks
 
-#: The width the stage column needs to show two views of a small example side by side.
-STAGES_TWO_WIDE = 760
+if TYPE_CHECKING:  # built on demand, imported then
+    from PySide6.QtWidgets import QSplitter
+
+    from attention_explorer.ui.pipeline.summary_view import SummaryView
+    from attention_explorer.ui.window.sources_page import SourcesPage
 
 
-class MainWindow(QMainWindow):
+class MainWindow(ExportActions, QMainWindow):
     """The explorer window for one session.
 
-    ``settings`` defaults to the user's QSettings; tests pass a throwaway one.
+    ``settings`` defaults to the user's QSettings; tests pass a throwaway one. Every part
+    the window has is declared below and set in ``__init__``: the rooms' installers (menus,
+    model mode, the walkthrough's wiring) return what they build and the window keeps it.
     """
+
+    # The document and what is shared by the panels.
+    settings: QSettings
+    session: Session
+    history: History
+    prefs: ViewPreferences
+    context: PanelContext
+    live: LiveTrace
+    document: DocumentController
+    # The central area and the docks.
+    status: StatusLine
+    banner: ExperimentBanner
+    tokens: TokenStrip
+    matrices: MatrixPanel
+    stages: StagePanel
+    splitter: QSplitter  # the editor | the stage views
+    heads_grid: HeadsGrid
+    walkthrough: WalkthroughPanel
+    controls: ControlsPanel
+    arithmetic: CellArithmetic
+    model_panel: ModelPanel
+    controls_dock: QDockWidget
+    walk_dock: QDockWidget
+    heads_dock: QDockWidget
+    arithmetic_dock: QDockWidget
+    model_dock: QDockWidget
+    # The menus and what the rooms' installers return.
+    menus: Menus
+    presenter: Presenter
+    dot_product: DotProductView
+    sum_view: WeightedSumView
+    compare: CompareView
+    compare_dock: QDockWidget
+    compare_action: QAction
+    model_output: OutputPanel
+    output_dock: QDockWidget
+    model_live: ModelLive
+    knockouts: Knockouts
+    sweep: SweepLauncher
+    # Built the first time they are asked for.
+    summary_view: SummaryView | None
+    sources_page: SourcesPage | None
 
     def __init__(self, session: Session | None = None, settings: QSettings | None = None):
         super().__init__()
@@ -62,12 +112,13 @@ class MainWindow(QMainWindow):
         self.live = LiveTrace(self.session, self)
         self.document = DocumentController(self.session, self.history, self.settings, self)
         self.setObjectName("mainWindow")
+        self.summary_view: SummaryView | None = None  # View > Long-context summary, on demand
+        self.sources_page: SourcesPage | None = None  # Help > Sources, on demand
         self._build_widgets()
-        self.menus = build_menus(self)
-        install_model_features(self)
+        self._install_parts()
         self._connect()
         apply_theme(self.prefs.theme)
-        self._default_layout()
+        default_layout(self)
         self.restoreGeometry(self.settings.value("window/geometry", b""))
         self.restoreState(self.settings.value("window/state", b""))
         self.setWindowTitle(self.document.title())
@@ -88,49 +139,18 @@ class MainWindow(QMainWindow):
         self.arithmetic = CellArithmetic(s, live)
         self.model_panel = ModelPanel(self.context)
         live.updated.connect(self.status.end_paint)
-
-        left = QWidget()
-        left_layout = QVBoxLayout(left)
-        left_layout.setContentsMargins(0, 0, 0, 0)
-        left_layout.addWidget(self.tokens)
-        left_layout.addWidget(self.matrices, 1)
-        splitter = QSplitter(Qt.Orientation.Horizontal)
-        splitter.setObjectName("mainSplitter")
-        # The editor's toolbar is wider than the editor needs to be on a small screen: it
-        # scrolls sideways there rather than crowd the stage views into one column.
-        left_scroll = QScrollArea()
-        left_scroll.setObjectName("editorScroll")
-        left_scroll.setWidget(left)
-        left_scroll.setWidgetResizable(True)
-        left_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
-        left_scroll.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        left_scroll.setMinimumWidth(240)
-        splitter.addWidget(left_scroll)
-        splitter.addWidget(self.stages)
-        splitter.setStretchFactor(0, 2)
-        splitter.setStretchFactor(1, 5)
-        central = QWidget()
-        central_layout = QVBoxLayout(central)
-        central_layout.setContentsMargins(4, 4, 4, 4)
-        central_layout.addWidget(self.banner)
-        central_layout.addWidget(splitter, 1)
-        self.setCentralWidget(central)
+        self.splitter = central_area(self, self.banner, self.tokens, self.matrices, self.stages)
 
         scroll = QScrollArea()
         scroll.setWidget(self.controls)
         scroll.setWidgetResizable(True)
         scroll.setMinimumWidth(280)
-        self.controls_dock = self._dock("Controls", scroll, Qt.DockWidgetArea.LeftDockWidgetArea)
-        self.walk_dock = self._dock(
-            "Walkthrough", self.walkthrough, Qt.DockWidgetArea.BottomDockWidgetArea
-        )
-        self.heads_dock = self._dock(
-            "All heads", self.heads_grid, Qt.DockWidgetArea.BottomDockWidgetArea
-        )
-        self.arithmetic_dock = self._dock(
-            "Cell arithmetic", self.arithmetic, Qt.DockWidgetArea.BottomDockWidgetArea
-        )
-        self.model_dock = self._dock(
+        bottom = Qt.DockWidgetArea.BottomDockWidgetArea
+        self.controls_dock = self.add_dock("Controls", scroll, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.walk_dock = self.add_dock("Walkthrough", self.walkthrough, bottom)
+        self.heads_dock = self.add_dock("All heads", self.heads_grid, bottom)
+        self.arithmetic_dock = self.add_dock("Cell arithmetic", self.arithmetic, bottom)
+        self.model_dock = self.add_dock(
             "Model", self.model_panel, Qt.DockWidgetArea.RightDockWidgetArea
         )
         self.model_dock.hide()  # shown by File > Open Model… or View > Model
@@ -140,44 +160,27 @@ class MainWindow(QMainWindow):
         self.splitDockWidget(self.walk_dock, self.heads_dock, Qt.Orientation.Horizontal)
         self.tabifyDockWidget(self.walk_dock, self.arithmetic_dock)
         self.walk_dock.raise_()
-        self._splitter = splitter
 
-    def _default_layout(self) -> None:
-        """First-run sizes: the whole screen, the stage views widest, short bottom docks.
-
-        A saved layout (QSettings) replaces this on later starts.
-        """
-        screen = self.screen().availableGeometry() if self.screen() else None
-        width = screen.width() if screen else 1500
-        height = screen.height() if screen else 920
-        self.resize(width, height)
-        if screen is not None:
-            self.move(screen.topLeft())
-            # Maximized, so the title bar a window manager adds does not push the status bar
-            # off the bottom of the screen.
-            self.setWindowState(self.windowState() | Qt.WindowState.WindowMaximized)
-        self.fit_docks(width, height)
+    def _install_parts(self) -> None:
+        """The menus, the walkthrough's side views and model mode's parts, each built by its
+        own room and kept here."""
+        self.menus = build_menus(self)
+        self.presenter = self.menus.teaching.presenter
+        model = install_model_features(self)
+        self.compare, self.compare_dock = model.compare.view, model.compare.dock
+        self.compare_action = model.compare.action
+        self.model_output, self.output_dock = model.output, model.output_dock
+        self.model_live, self.knockouts = model.live, model.knockouts
+        self.sweep = SweepLauncher(self)
 
     def fit_docks(self, width: int, height: int) -> None:
         """Share ``width`` x ``height`` out: narrow controls, short bottom docks (the All heads
         thumbnails need little room), the rest to the editor and, most, to the stage views."""
-        scroll = self.controls_dock.widget()
-        least = self.controls.minimumSizeHint().width() + 2 * scroll.frameWidth() + 2
-        controls = max(least, 300 if width < 1500 else 330)
-        self.resizeDocks([self.controls_dock], [controls], Qt.Orientation.Horizontal)
-        heads = 260 if width < 1500 else 300
-        rest = width - controls - 12
-        self.resizeDocks(
-            [self.walk_dock, self.heads_dock], [rest - heads, heads], Qt.Orientation.Horizontal
-        )
-        self.resizeDocks([self.walk_dock], [150 if height < 900 else 190], Qt.Orientation.Vertical)
-        # The editor gets all it asks for when the stage views keep room for two side by side
-        # (the scores beside the scaled scores, the masked scores beside the weights).
-        wanted = self._splitter.widget(0).widget().minimumSizeHint().width() + 6
-        editor = max(240, min(wanted, rest - STAGES_TWO_WIDE))
-        self._splitter.setSizes([editor, rest - editor])
+        fit_docks(self, width, height)
 
-    def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
+    def add_dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
+        """A dock titled ``title`` around ``widget`` in ``area`` (its object name, which the
+        saved layout goes by, comes from the title)."""
         dock = QDockWidget(title, self)
         dock.setObjectName(f"dock_{title.replace(' ', '_').lower()}")
         dock.setWidget(widget)
@@ -193,7 +196,8 @@ class MainWindow(QMainWindow):
         self.matrices.input_error.connect(self.status.show_input_error)
         self.banner.try_requested.connect(self.apply_experiment)
         self.walkthrough.step_changed.connect(self._on_walk_step)
-        connect_walkthrough(self)  # follow a chosen token, reveal each step's operands
+        side = connect_walkthrough(self)  # follow a chosen token, reveal each step's operands
+        self.dot_product, self.sum_view = side.dot_product, side.weighted_sum
         self.stages.view("masked").cell_clicked.connect(self.toggle_mask_cell)
         for name in ("Q", "K", "V"):  # a double-click asks to type into that matrix
             self.stages.view(name).edit_requested.connect(
@@ -246,6 +250,21 @@ class MainWindow(QMainWindow):
         self.arithmetic_dock.show()
         self.arithmetic_dock.raise_()
         self.arithmetic.text.setFocus()
+
+    def show_summary(self) -> SummaryView:
+        """View > Long-context summary: entropy, top keys, distance and sinks of the head."""
+        from attention_explorer.ui.pipeline.summary_view import SummaryView, show_summary
+
+        if self.summary_view is None:
+            self.summary_view = SummaryView(self.session, self.live, self)
+        return show_summary(self.summary_view)
+
+    def show_sources(self) -> SourcesPage:
+        """Help > Sources: the tutorials and sections the examples come from."""
+        from attention_explorer.ui.window.sources_page import show_sources
+
+        self.sources_page = show_sources(self)
+        return self.sources_page
 
     def offer_direct_mode(self, array: str) -> bool:
         """The learner typed into ``array`` (Q, K or V) in projection mode: offer to switch the
@@ -320,70 +339,6 @@ class MainWindow(QMainWindow):
             self.stages.show_cell(step.stage, *step.cells[0])
         if step is not None and step.editor:
             self.matrices.show_array(step.editor)
-
-    def _export_name(self) -> str:
-        path = self.document.path
-        return path.stem if path is not None else self.session.name
-
-    def export_dialog(self, stage: str, head: int):
-        """The export dialog for one stage and head, or None (with a message) when nothing
-        is computed."""
-        from attention_explorer.ui.export.export_dialog import ExportDialog
-
-        if self.live.trace is None:
-            self.status.show("Nothing to export: fix the problem shown first")
-            return None
-        return ExportDialog(
-            self, self.live.trace, self.prefs, self.settings, stage, head, name=self._export_name()
-        )
-
-    def export_view(self, stage: str, head: int) -> None:
-        """Open the export dialog on one stage and head (File > Export, Ctrl+E, a view's menu)."""
-        dialog = self.export_dialog(stage, head)
-        if dialog is not None and dialog.exec() and dialog.written is not None:
-            self.status.show(f"Exported {dialog.written}")
-
-    def export_all_dialog(self):
-        """The dialog that exports every stage and head into a folder."""
-        from attention_explorer.ui.export.export_all_dialog import ExportAllDialog
-
-        return ExportAllDialog(
-            self, self.live.full_trace, self.prefs, self.settings, name=self._export_name()
-        )
-
-    def export_all(self) -> None:
-        """File > Export All: every stage and head, named predictably, into one folder."""
-        dialog = self.export_all_dialog()
-        if dialog.exec() and dialog.written:
-            folder = dialog.written[0].parent
-            self.status.show(f"Exported {len(dialog.written)} files to {folder}")
-
-    def copy_view(self, stage: str, head: int) -> None:
-        """Copy a finished picture of one stage to the clipboard, in the window's colours."""
-        from PySide6.QtWidgets import QApplication
-
-        from attention_explorer.exporting import ExportError, render_stage_image
-        from attention_explorer.ui.widgets.colormaps import colormap_name_for
-
-        trace = self.live.trace
-        if trace is None:
-            self.status.show("Nothing to copy: fix the problem shown first")
-            return
-        try:
-            image = render_stage_image(
-                trace,
-                stage,
-                head,
-                cmap=colormap_name_for(stage, self.prefs),
-                name=self._export_name(),
-                show_values=self.prefs.show_values,
-                scale=self.prefs.weights_scale,
-            )
-        except ExportError as exc:
-            self.status.show(f"Not copied: {exc}")
-            return
-        QApplication.clipboard().setImage(image)
-        self.status.show(f"Copied the {stage} picture to the clipboard")
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt API name
         """Ask about unsaved changes, then remember the layout."""
