@@ -1,4 +1,5 @@
-"""RoPE (engine/rope.py) against transformers' Llama rotary embedding, in float64.
+"""RoPE (the engine's checked settings in engine/config.py, the tables in kernels/tables.py,
+the rotation in kernels/numpy_ops.py) against transformers' Llama rotary embedding, in float64.
 
 transformers computes the inverse frequencies and angles in float32, so those are compared
 within float32's precision; the rotation itself (the rotate-half convention) is compared
@@ -12,15 +13,30 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from attention_explorer.engine.config import DEFAULT_THETA, RopeScaling, inverse_frequencies
 from attention_explorer.engine.engine_errors import AttentionInputError
-from attention_explorer.engine.rope import (
-    RopeScaling,
-    apply_rope,
-    inverse_frequencies,
-    rope_angles,
-    rope_cos_sin,
-    rotate_half,
-)
+from attention_explorer.kernels import numpy_ops, tables
+from attention_explorer.kernels.numpy_ops import rotate_half
+from attention_explorer.pretrained.rotary import scaling_from_checkpoint
+
+
+def rope_angles(positions, d_k, theta=DEFAULT_THETA, scaling=None):
+    """``[n, d_k/2]`` angles of ``positions`` (the kernels' table maths)."""
+    return tables.angles(positions, inverse_frequencies(d_k, theta, scaling))
+
+
+def rope_cos_sin(positions, d_k, theta=DEFAULT_THETA, scaling=None):
+    """``cos, sin [n, d_k]`` from the one table builder."""
+    return tables.cos_sin(positions, inverse_frequencies(d_k, theta, scaling))
+
+
+def apply_rope(x, positions=None, theta=DEFAULT_THETA, scaling=None):
+    """``x [..., n, d_k]`` rotated by ``positions`` (0..n-1 by default) with numpy's kernel."""
+    x = np.asarray(x, dtype=np.float64)
+    where = np.arange(x.shape[-2]) if positions is None else np.asarray(positions)
+    cos, sin = numpy_ops.rotation_tables(where, inverse_frequencies(x.shape[-1], theta, scaling))
+    return numpy_ops.rotate(x, cos, sin)  # [..., n, d_k]
+
 
 D_K = 16
 #: (scaling dict as a checkpoint ships it, our RopeScaling)
@@ -141,17 +157,17 @@ def test_a_shift_changes_nothing_for_whole_score_matrices_but_sinusoids_added_to
 
 
 def test_from_config_reads_checkpoint_dicts_and_refuses_what_it_does_not_implement():
-    assert RopeScaling.from_config(None) == RopeScaling()
+    assert scaling_from_checkpoint(None) == RopeScaling()
     for raw, expected in SCALINGS.values():
-        assert RopeScaling.from_config(raw) == expected
+        assert scaling_from_checkpoint(raw) == expected
     old_style = {"type": "linear", "factor": 2.0}  # Llama 2's older spelling
-    assert RopeScaling.from_config(old_style) == RopeScaling("linear", factor=2.0)
+    assert scaling_from_checkpoint(old_style) == RopeScaling("linear", factor=2.0)
     with pytest.raises(AttentionInputError, match="'yarn'.*supported: default, linear, llama3"):
-        RopeScaling.from_config({"rope_type": "yarn", "factor": 4.0})
+        scaling_from_checkpoint({"rope_type": "yarn", "factor": 4.0})
     with pytest.raises(AttentionInputError, match="partial_rotary_factor"):
-        RopeScaling.from_config({"rope_type": "default", "partial_rotary_factor": 0.5})
+        scaling_from_checkpoint({"rope_type": "default", "partial_rotary_factor": 0.5})
     with pytest.raises(AttentionInputError, match="'beta_fast'"):
-        RopeScaling.from_config({"rope_type": "linear", "factor": 2.0, "beta_fast": 32})
+        scaling_from_checkpoint({"rope_type": "linear", "factor": 2.0, "beta_fast": 32})
 
 
 @pytest.mark.parametrize(
@@ -161,8 +177,6 @@ def test_from_config_reads_checkpoint_dicts_and_refuses_what_it_does_not_impleme
         (lambda: inverse_frequencies(8, theta=0.5), "rope_theta"),
         (lambda: RopeScaling("linear", factor=0.0), "rope_scaling"),
         (lambda: RopeScaling("llama3", 8.0, 4.0, 1.0), "rope_scaling"),
-        (lambda: apply_rope(np.ones((3, 8)), [0, 1]), "positions"),
-        (lambda: apply_rope(np.ones(8)), "x"),
     ],
 )
 def test_bad_input_is_named(call, field):

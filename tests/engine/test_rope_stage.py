@@ -15,12 +15,21 @@ import pytest
 
 from attention_explorer.engine import AttentionConfig
 from attention_explorer.engine.compute import compute
+from attention_explorer.engine.config import RopeScaling, inverse_frequencies
 from attention_explorer.engine.engine_errors import AttentionInputError
 from attention_explorer.engine.explain import explain
 from attention_explorer.engine.inputs import AttentionInputs
-from attention_explorer.engine.rope import RopeScaling, apply_rope
+from attention_explorer.kernels import numpy_ops
 from attention_explorer.session import loads_session
 from attention_explorer.session.file_format import dumps_session
+
+
+def apply_rope(x, theta, scaling=None):
+    """``x [..., n, d_k]`` rotated by positions 0..n-1 with numpy's kernel."""
+    inv_freq = inverse_frequencies(x.shape[-1], theta, scaling)  # [d_k/2]
+    cos, sin = numpy_ops.rotation_tables(np.arange(x.shape[-2]), inv_freq)  # [n, d_k]
+    return numpy_ops.rotate(x, cos, sin)
+
 
 torch = pytest.importorskip("torch")
 llama = pytest.importorskip("transformers.models.llama.modeling_llama")

@@ -1,5 +1,5 @@
-"""The named steps, the positional stages (X as typed, P, X + P), overflow as an exception,
-and a Trace that cannot be changed once built."""
+"""The engine's steps through the numpy primitives, the positional stages (X as typed, P,
+X + P), overflow as an exception, and a Trace that cannot be changed once built."""
 
 from __future__ import annotations
 
@@ -7,14 +7,16 @@ import dataclasses
 
 import numpy as np
 import pytest
-from array_api_compat import numpy as xp
 
 from attention_explorer.core.stages import CATALOGUE
-from attention_explorer.engine import AttentionConfig, AttentionInputs, Backend, compute, steps
+from attention_explorer.engine import AttentionConfig, AttentionInputs, Backend, compute
 from attention_explorer.engine.backend import ArrayLib
-from attention_explorer.engine.engine_errors import ComputeOverflow
-from attention_explorer.engine.positional import sinusoidal_encoding
+from attention_explorer.engine.compute import scores_cannot_overflow
+from attention_explorer.engine.engine_errors import ComputeOverflow, require_finite
+from attention_explorer.engine.head_inputs import head_columns
 from attention_explorer.engine.trace import ALL_STAGES, PER_HEAD_STAGES, SQUARE_STAGES
+from attention_explorer.kernels import numpy_ops as ops
+from attention_explorer.kernels.tables import sinusoidal as sinusoidal_encoding
 
 RNG = np.random.default_rng(3)
 X = np.round(RNG.normal(size=(4, 6)), 2)  # [n, d_model]
@@ -66,40 +68,40 @@ def test_each_step_matches_its_formula():
     q = RNG.normal(size=(2, 3, 4))  # [c, n, d_k]
     k = RNG.normal(size=(2, 5, 4))  # [c, m, d_k]
     v = RNG.normal(size=(2, 5, 3))  # [c, m, d_v]
-    scores = steps.score(xp, q, k)  # [c, n, m]
+    scores = ops.score(q, k)  # [c, n, m]
     np.testing.assert_allclose(scores, np.einsum("cnd,cmd->cnm", q, k))
-    np.testing.assert_allclose(steps.scaled_score(xp, q, k, 0.5), steps.scale(scores, 0.5))
+    np.testing.assert_allclose(ops.scaled_score(q, k, 0.5), ops.scale(scores, 0.5))
     allowed = np.tri(3, 5, dtype=bool)  # [n, m]
-    masked = steps.mask(xp, scores, allowed)
+    masked = ops.mask_scores(scores, allowed)
     assert np.all(np.isneginf(masked[:, ~allowed])) and np.all(
         masked[:, allowed] == scores[:, allowed]
     )
-    weights = steps.normalise(xp, "softmax", masked, None)
+    weights = ops.normalize("softmax", masked)
     np.testing.assert_allclose(weights.sum(axis=-1), 1.0)
-    heads = steps.combine(xp, weights, v)  # [c, n, d_v]
+    heads = ops.combine(weights, v)  # [c, n, d_v]
     np.testing.assert_allclose(heads, weights @ v)
-    joined = steps.concat(xp, [heads[:1], heads[1:]])  # [n, 2*d_v]
+    joined = ops.merge_heads(heads)  # [n, 2*d_v]
     np.testing.assert_allclose(joined, np.concatenate([heads[0], heads[1]], axis=1))
     flat = np.arange(24.0).reshape(4, 6)  # [rows, 2*3]
-    split = steps.split_heads(xp, flat, 2, 3)
+    split = ops.split_heads(flat, 2)
     np.testing.assert_array_equal(split[1], flat[:, 3:])
 
 
 def test_head_columns_for_gapped_heads():
     W_all = np.arange(4 * 8.0).reshape(4, 8)  # [d_model, 4 heads * 2]
     b_all = np.arange(8.0)
-    part, bias = steps.head_columns(W_all, b_all, [0, 3], 2)
+    part, bias = head_columns(W_all, b_all, [0, 3], 2)
     np.testing.assert_array_equal(part, W_all[:, [0, 1, 6, 7]])
     np.testing.assert_array_equal(bias, [0, 1, 6, 7])
 
 
 def test_overflow_is_an_exception_from_the_steps():
     with pytest.raises(ComputeOverflow) as info:
-        steps.require_finite(xp, "the scores", np.array([1.0, np.inf]))
+        require_finite(ops, "the scores", np.array([1.0, np.inf]))
     assert info.value.where == "the scores"
     lib = ArrayLib(Backend("numpy"), "float32")
     huge = lib.asarray(np.full((1, 2, 2), 1e30))
-    assert not steps.scores_cannot_overflow(lib, huge, huge, 1.0, 2, 2)
+    assert not scores_cannot_overflow(lib, huge, huge, 1.0, 2, 2)
 
 
 @pytest.mark.parametrize("backend", ["numpy", "torch"])
@@ -108,12 +110,12 @@ def test_all_finite_sees_nan_and_either_infinity_anywhere(backend):
         pytest.importorskip("torch")
     lib = ArrayLib(Backend(backend), "float32")
     finite = np.full((2, 3, 4), 3e38)  # near float32's largest: a float32 sum overflows
-    assert steps.all_finite(lib.xp, lib.asarray(finite), lib.asarray(-finite))
-    assert steps.all_finite(lib.xp, lib.asarray(np.zeros((0, 4))))  # nothing to test
+    assert lib.ops.all_finite(lib.asarray(finite), lib.asarray(-finite))
+    assert lib.ops.all_finite(lib.asarray(np.zeros((0, 4))))  # nothing to test
     for bad in (np.nan, np.inf, -np.inf):
         values = finite.copy()
         values[1, 2, 3] = bad
-        assert not steps.all_finite(lib.xp, lib.asarray(finite), lib.asarray(values)), bad
+        assert not lib.ops.all_finite(lib.asarray(finite), lib.asarray(values)), bad
 
 
 @pytest.mark.parametrize("backend", ["numpy", "torch"])

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from attention_explorer.kernels.numpy_activations import ACTIVATIONS, erf, gelu
 from attention_explorer.pretrained import ModelError, model_attention
-from attention_explorer.pretrained.activations import ACTIVATIONS, erf, gelu
 from attention_explorer.pretrained.architecture import TENSOR_ROLES, Architecture
 from attention_explorer.pretrained.families import FAMILIES, architecture_for
 

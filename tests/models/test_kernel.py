@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from attention_explorer.engine import AttentionConfig, AttentionInputs, compute
+from attention_explorer.kernels import numpy_ops
 from attention_explorer.pretrained import kernel
 
 
@@ -118,12 +119,15 @@ def test_the_softmax_skips_the_max_only_when_the_scores_are_bounded(dtype, size,
     want = np.exp(scores - scores.max(-1, keepdims=True))
     want /= want.sum(-1, keepdims=True)
     shifted = []
-    real = kernel._softmax_rows
-    monkeypatch.setattr(
-        kernel, "_softmax_rows", lambda s, h, shift: shifted.append(shift) or real(s, h, shift)
-    )
-    weights, mixed = kernel.mix(q.copy(), k, v, 1.0, hidden)
-    assert shifted and set(shifted) == {size * size > kernel.SCORE_BOUND}
+    real = numpy_ops.softmax
+
+    def spy(masked, empty_rows=False, out=None, shift=True):
+        shifted.append(shift)
+        return real(masked, empty_rows, out, shift)
+
+    monkeypatch.setattr(numpy_ops, "softmax", spy)
+    weights, mixed = numpy_ops.attention(q.copy(), k, v, 1.0, blocked=hidden)
+    assert shifted and set(shifted) == {size * size > numpy_ops.SCORE_BOUND}
     tiny = 1e-30 if dtype == np.float32 else 1e-300  # below: underflows to 0 in dtype
     np.testing.assert_allclose(
         weights, want, rtol=2e-6 if dtype == np.float32 else 1e-12, atol=tiny

@@ -9,12 +9,11 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from attention_explorer.kernels.numpy_ops import ACTIVATIONS, layer_norm, rms_norm
 from attention_explorer.pretrained import ModelError, from_model, load_model, model_run
-from attention_explorer.pretrained.activations import ACTIVATIONS
-from attention_explorer.pretrained.forward import layer_norm, rms_norm
 
 torch = pytest.importorskip("torch")
-tk = pytest.importorskip("attention_explorer.pretrained.torch_kernel")
+tk = pytest.importorskip("attention_explorer.kernels.torch_ops")
 tw = pytest.importorskip("attention_explorer.pretrained.torch_weights")
 
 TEXT = "the cat watched the dog sat on the mat"

@@ -12,8 +12,11 @@ import sys
 from dataclasses import dataclass
 
 from attention_explorer.engine.engine_errors import AttentionInputError
+from attention_explorer.kernels import ops_for
 
 DTYPES = ("float32", "float64")
+#: The backends' names.
+BACKENDS = ("numpy", "torch")
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,35 @@ class Backend:
     def spec(self) -> str:
         """The one-string spelling the model API reads back: ``numpy`` or ``torch:cuda:0``."""
         return self.name if self.name == "numpy" else f"{self.name}:{self.device}"
+
+
+def resolve_backend(backend: str | Backend = "numpy", device: str = "cpu") -> Backend:
+    """The one backend parser: the :class:`Backend` for a name and device, or
+    AttentionInputError saying why not.
+
+    ``backend`` is a name (``numpy``, ``torch``), the one-string spelling ``torch:cuda:0``
+    (:attr:`Backend.spec`; its device wins over ``device``) or a :class:`Backend` (which
+    brings its own device). ``cuda`` means ``cuda:0``. A device other than ``cpu`` needs the
+    torch backend, and torch needs to be installed; both are refused with a message naming
+    the fix, never ignored.
+    """
+    if isinstance(backend, Backend):
+        backend, device = backend.name, backend.device
+    name, _, spelled = str(backend).partition(":")
+    device = (spelled or device or "cpu").strip()
+    if name not in BACKENDS:
+        raise AttentionInputError("backend", f"{backend!r} is not one of {', '.join(BACKENDS)}")
+    if name == "numpy":
+        if device != "cpu":
+            raise AttentionInputError(
+                "device",
+                f"{device!r} needs the torch backend (numpy runs on the cpu only); "
+                "choose backend torch or device cpu",
+            )
+        return Backend("numpy", "cpu")
+    if not torch_installed():
+        raise AttentionInputError("backend", torch_missing_reason())
+    return Backend("torch", "cuda:0" if device == "cuda" else device)
 
 
 def torch_installed() -> bool:
@@ -134,6 +166,7 @@ class ArrayLib:
                 ) from None
         else:
             raise AttentionInputError("backend", f"{backend.name!r} is not one of numpy, torch")
+        self.ops = ops_for(backend.name)  #: the primitives (:mod:`attention_explorer.kernels`)
 
     def asarray(self, values):
         """Move a numpy array (or nested list) onto this backend's device and dtype."""

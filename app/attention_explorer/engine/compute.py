@@ -1,4 +1,5 @@
-"""compute(): the whole attention pipeline, strung together from the steps in ``steps.py``.
+"""compute(): the whole attention pipeline, strung together from the primitives of
+:mod:`attention_explorer.kernels` (the backend's namespace, ``lib.ops``).
 
     X_pos   = X + P (with positional encoding on)     [n, d_model]
     Q, K, V = project, split heads                    [s, n|m, d]
@@ -23,13 +24,16 @@ from functools import partial
 import numpy as np
 
 from attention_explorer.core.stages import stage
-from attention_explorer.engine import steps
 from attention_explorer.engine.backend import ArrayLib, Backend, extremes_for
 from attention_explorer.engine.block_runner import BlockRunner, full_trace_rows, usable_cores
 from attention_explorer.engine.budget import check_budget
 from attention_explorer.engine.cache import EngineCache
 from attention_explorer.engine.config import AttentionConfig
-from attention_explorer.engine.engine_errors import AttentionInputError, ComputeOverflow
+from attention_explorer.engine.engine_errors import (
+    AttentionInputError,
+    ComputeOverflow,
+    require_finite,
+)
 from attention_explorer.engine.head_inputs import projected_heads, rotated_heads, typed_heads
 from attention_explorer.engine.inputs import AttentionInputs, resolve_config, validate_inputs
 from attention_explorer.engine.mask import allowed_mask
@@ -180,9 +184,7 @@ def _run(inputs, config, lib: ArrayLib, n: int, m: int, plan: _Plan, cache):
         Q, K, V = typed_heads(lib, config, inputs, plan)
     else:
         Q, K, V = projected_heads(lib, config, inputs, n, m, plan, kept)
-    steps.require_finite(
-        lib.xp, "the projections Q, K, V", *(a for a in (Q, K, V) if a is not None)
-    )
+    require_finite(lib.ops, "the projections Q, K, V", *(a for a in (Q, K, V) if a is not None))
     unrotated = None
     if config.rotary:  # the attention core reads the rotated q and k from here on
         unrotated = (Q, K)
@@ -221,7 +223,7 @@ def _attend(lib: ArrayLib, config, qkv, allowed_np, any_fully_masked, plan: _Pla
     n, m = allowed_np.shape
     allowed = lib.asbool(allowed_np)  # [n, m]
     factor = config.scale_value() / config.temperature
-    check_each = not steps.scores_cannot_overflow(lib, Q, K, factor, n, m)
+    check_each = not scores_cannot_overflow(lib, Q, K, factor, n, m)
     square = [name for name in SQUARE_STAGES if name in plan.keep]
     others = [name for name in PER_HEAD_STAGES if name in plan.keep and name not in square]
     if plan.preview is not None and square:
@@ -257,7 +259,7 @@ def _attend(lib: ArrayLib, config, qkv, allowed_np, any_fully_masked, plan: _Pla
         outs = runner.run(partial(rows, q, k, v), sink, len(chunk_heads), n, block)
         head_out = _joined_rows(lib, outs)  # [c, n, d_v] or None
         if head_out is not None:
-            steps.require_finite(lib.xp, "the head outputs", head_out)
+            require_finite(lib.ops, "the head outputs", head_out)
         if plan.need_head_outputs:
             head_outputs.append(head_out)
         values = {"Q": q, "K": k, "V": v, "head_outputs": head_out}
@@ -266,6 +268,19 @@ def _attend(lib: ArrayLib, config, qkv, allowed_np, any_fully_masked, plan: _Pla
         sink.end_chunk(values)
         del outs, head_out
     return sink, head_outputs
+
+
+def scores_cannot_overflow(lib: ArrayLib, Q, K, factor: float, n: int, m: int) -> bool:
+    """True when no score, scaled score or normaliser sum can overflow the dtype.
+
+    |q . k| <= d_k max|q| max|k|, and the normalisers add at most max(n, m) such values; while
+    that stays below a quarter of the dtype's largest number, the [n, m] finiteness check
+    (a full extra pass over every score) is not needed.
+    """
+    xp = lib.xp
+    limit = float(xp.finfo(lib.dtype).max) / (4 * max(n, m, 1))
+    bound = Q.shape[-1] * float(xp.max(xp.abs(Q))) * float(xp.max(xp.abs(K))) * max(1.0, factor)
+    return bound <= limit  # False for inf and nan too
 
 
 def _joined_rows(lib: ArrayLib, outs: list):
@@ -277,10 +292,12 @@ def _joined_rows(lib: ArrayLib, outs: list):
 
 def _concat_and_output(lib: ArrayLib, config, inputs, head_outputs, plan: _Plan, kept) -> None:
     """Concatenate every head's output and apply W_O, keeping what was asked for."""
-    joined = steps.concat(lib.xp, head_outputs)  # [n, h*d_v]
+    heads_all = head_outputs[0] if len(head_outputs) == 1 else lib.xp.concat(head_outputs, axis=0)
+    joined = lib.ops.merge_heads(heads_all)  # [n, h*d_v]
     if "concat" in plan.keep:
         kept["concat"] = lib.to_numpy(joined)
     if "output" in plan.keep and inputs.W_O is not None and config.use_output_projection:
-        out = steps.output(lib, joined, inputs.W_O, inputs.b_O)  # [n, d_out]
-        steps.require_finite(lib.xp, "the output", out)
+        b_O = None if inputs.b_O is None else lib.asarray(inputs.b_O)
+        out = lib.ops.linear(joined, lib.asarray(inputs.W_O), b_O)  # [n, d_out]
+        require_finite(lib.ops, "the output", out)
         kept["output"] = lib.to_numpy(out)

@@ -8,7 +8,7 @@ from types import MappingProxyType
 from typing import Literal, get_args
 
 from attention_explorer.engine.engine_errors import AttentionInputError
-from attention_explorer.engine.rope import RopeScaling
+from attention_explorer.kernels import tables
 
 # The option lists, declared once: the session format (session/schema.py), the controls and
 # the walkthrough read these aliases and :data:`OPTIONS`.
@@ -18,6 +18,60 @@ ScaleRule = Literal["sqrt_dk", "none", "custom"]
 Normalizer = Literal["softmax", "sparsemax", "sigmoid"]
 Positional = Literal["none", "sinusoidal", "learned", "rope"]
 AttentionKind = Literal["self", "cross"]
+
+
+#: The default RoPE base.
+DEFAULT_THETA = 10000.0
+#: The RoPE scaling types (``default`` also stands for no scaling); the maths is
+#: :func:`attention_explorer.kernels.tables.inverse_frequencies`.
+SCALING_TYPES = ("default", "linear", "llama3")
+
+
+@dataclass(frozen=True)
+class RopeScaling:
+    """How RoPE's inverse frequencies are scaled, checked: ``kind`` is one of
+    :data:`SCALING_TYPES`; ``factor`` (linear and llama3), ``low_freq_factor``,
+    ``high_freq_factor`` and ``original_max_position_embeddings`` (llama3 only; Llama 3.1's
+    values by default)."""
+
+    kind: str = "default"
+    factor: float = 1.0
+    low_freq_factor: float = 1.0
+    high_freq_factor: float = 4.0
+    original_max_position_embeddings: int = 8192
+
+    def __post_init__(self) -> None:
+        if self.kind not in SCALING_TYPES:
+            raise AttentionInputError(
+                "rope_scaling",
+                f"rope scaling type {self.kind!r} is not supported; "
+                f"supported: {', '.join(SCALING_TYPES)}",
+            )
+        if not (math.isfinite(self.factor) and self.factor > 0):
+            raise AttentionInputError("rope_scaling", f"factor {self.factor} must be above 0")
+        if self.kind != "llama3":
+            return
+        if not self.high_freq_factor > self.low_freq_factor > 0:
+            raise AttentionInputError(
+                "rope_scaling",
+                f"llama3 needs high_freq_factor ({self.high_freq_factor}) above "
+                f"low_freq_factor ({self.low_freq_factor}) above 0",
+            )
+        if self.original_max_position_embeddings < 1:
+            raise AttentionInputError(
+                "rope_scaling", "original_max_position_embeddings must be at least 1"
+            )
+
+
+def inverse_frequencies(d_k: int, theta: float = DEFAULT_THETA, scaling: RopeScaling | None = None):
+    """RoPE's ``[d_k/2]`` inverse frequencies (float64) after checking the settings: an even
+    ``d_k`` and a base above 1, else AttentionInputError naming the field."""
+    if d_k < 2 or d_k % 2:
+        raise AttentionInputError("d_k", f"RoPE needs an even head width d_k, not {d_k}")
+    if not (math.isfinite(theta) and theta > 1):
+        raise AttentionInputError("rope_theta", f"rope_theta {theta} must be above 1")
+    return tables.inverse_frequencies(d_k, theta, scaling or RopeScaling())  # [d_k/2]
+
 
 #: The learner-facing label of every option of every choice setting, in menu order.
 OPTIONS = MappingProxyType(
@@ -303,7 +357,7 @@ class AttentionConfig:
         self.rope_scaling_record()  # raises, naming the supported scaling types
 
     def rope_scaling_record(self) -> RopeScaling:
-        """The :class:`~.rope.RopeScaling` of ``rope_scaling`` and ``rope_factor``."""
+        """The :class:`RopeScaling` of ``rope_scaling`` and ``rope_factor``."""
         _positive_finite("rope_factor", self.rope_factor, ", e.g. 8")
         return RopeScaling(kind=self.rope_scaling, factor=float(self.rope_factor))
 

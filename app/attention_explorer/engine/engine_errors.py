@@ -24,3 +24,10 @@ class ComputeOverflow(ArithmeticError):
     def __init__(self, where: str):
         super().__init__(f"values overflowed in {where}")
         self.where = where
+
+
+def require_finite(ops, where: str, *arrays) -> None:
+    """Raise :class:`ComputeOverflow` naming ``where`` unless every value of ``arrays`` is
+    finite (``ops``: the arrays' primitives, :func:`attention_explorer.kernels.ops_for`)."""
+    if not ops.all_finite(*arrays):
+        raise ComputeOverflow(where)

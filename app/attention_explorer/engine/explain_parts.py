@@ -11,7 +11,7 @@ import numpy as np
 
 from attention_explorer.core.numbers import format_number
 from attention_explorer.core.stages import stage
-from attention_explorer.engine.rope import inverse_frequencies
+from attention_explorer.engine.config import inverse_frequencies
 
 
 @dataclass(frozen=True)

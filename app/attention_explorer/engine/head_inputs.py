@@ -11,15 +11,30 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from attention_explorer.engine import steps
+import numpy as np
+
 from attention_explorer.engine.backend import ArrayLib
-from attention_explorer.engine.config import AttentionConfig
-from attention_explorer.engine.positional import positional_table, rotary_tables, rotate
+from attention_explorer.engine.config import AttentionConfig, inverse_frequencies
+from attention_explorer.kernels import tables
 
 
 def kv_heads(config: AttentionConfig, heads: Sequence[int]) -> list[int]:
     """The key/value head serving each query head (grouped-query attention)."""
     return [config.kv_head_of(q) for q in heads]
+
+
+def head_columns(W: np.ndarray, b: np.ndarray | None, heads: Sequence[int], width: int):
+    """The columns of ``W [d_model, h*width]`` (and of ``b``) that belong to ``heads``.
+
+    Consecutive heads give a view; others a gathered copy. Keeping only the needed columns
+    before multiplying keeps long sequences cheap when few heads are asked for.
+    """
+    first = heads[0]
+    if list(heads) == list(range(first, first + len(heads))):
+        cols = slice(first * width, (first + len(heads)) * width)
+    else:
+        cols = (np.asarray(heads)[:, None] * width + np.arange(width)).reshape(-1)  # [s*width]
+    return W[:, cols], (None if b is None else b[cols])
 
 
 def typed_heads(lib: ArrayLib, config, inputs, plan):
@@ -36,7 +51,7 @@ def projected_heads(lib: ArrayLib, config, inputs, n: int, m: int, plan, kept: d
 
     Keeps X (as typed), positions P, X_pos = X + P and X_kv in ``kept`` when asked for.
     """
-    P = positional_table(
+    P = tables.added_table(
         config.positional,
         max(n, m),
         config.d_model,
@@ -61,9 +76,10 @@ def projected_heads(lib: ArrayLib, config, inputs, n: int, m: int, plan, kept: d
     dk, dv = config.head_dim, config.value_dim
 
     def heads_of(W, b, which, width, source):
-        W_part, b_part = steps.head_columns(W, b, which, width)
-        flat = steps.project(lib, source, W_part, b_part)  # [rows, s*width]
-        return steps.split_heads(lib.xp, flat, len(which), width)  # [s, rows, width]
+        W_part, b_part = head_columns(W, b, which, width)
+        b_lib = None if b_part is None else lib.asarray(b_part)
+        flat = lib.ops.linear(source, lib.asarray(W_part), b_lib)  # [rows, s*width]
+        return lib.ops.split_heads(flat, len(which))  # [s, rows, width]
 
     Q = heads_of(inputs.W_Q, inputs.b_Q, list(plan.run_heads), dk, Xq)  # [s, n, d_k]
     K = heads_of(inputs.W_K, inputs.b_K, kv, dk, Xk)  # [s, m, d_k]
@@ -75,6 +91,10 @@ def rotated_heads(lib: ArrayLib, config, Q, K):
     """RoPE: ``Q [s, n, d_k]`` and ``K [s, m, d_k]`` turned by their positions (queries and
     keys each count from ``config.position_offset``), as arrays of ``lib``."""
     n, m = int(Q.shape[1]), int(K.shape[1])
-    cos, sin = rotary_tables(config, max(n, m))  # [max(n, m), d_k] each
-    cos, sin = lib.asarray(cos), lib.asarray(sin)
-    return rotate(lib.xp, Q, cos[:n], sin[:n]), rotate(lib.xp, K, cos[:m], sin[:m])
+    inv_freq = inverse_frequencies(
+        config.head_dim, config.rope_theta, config.rope_scaling_record()
+    )  # [d_k/2]
+    where = tables.positions(max(n, m), config.position_offset)  # [max(n, m)]
+    cos, sin = lib.ops.rotation_tables(where, inv_freq, like=Q)  # [max(n, m), d_k] each
+    rotate = lib.ops.rotate
+    return rotate(Q, cos[:n], sin[:n]), rotate(K, cos[:m], sin[:m])

@@ -6,6 +6,7 @@ import numpy as np
 
 from attention_explorer.engine.cache import EngineCache
 from attention_explorer.engine.config import AttentionConfig
+from attention_explorer.kernels import numpy_ops
 
 
 def allowed_mask(
@@ -32,10 +33,9 @@ def _read_only(config: AttentionConfig, n: int, m: int) -> np.ndarray:
 
 def _make(config: AttentionConfig, n: int, m: int) -> np.ndarray:
     if config.mask == "causal":
-        return np.tri(n, m, dtype=bool)  # [n, m], True where j <= i (np.tril's cost without ones)
-    allowed = np.ones((n, m), dtype=bool)  # [n, m]
+        return numpy_ops.causal_mask(n, m)  # [n, m], True where j <= i
     if config.mask == "padding":
-        allowed[:, list(config.padded_keys)] = False
-    elif config.mask == "custom" and config.custom_mask is not None:
-        allowed = np.array(config.custom_mask, dtype=bool).reshape(n, m)
-    return allowed
+        return numpy_ops.padding_mask(n, m, config.padded_keys)  # [n, m]
+    if config.mask == "custom" and config.custom_mask is not None:
+        return np.array(config.custom_mask, dtype=bool).reshape(n, m)  # [n, m]
+    return np.ones((n, m), dtype=bool)  # [n, m]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attention_explorer.engine import steps
+from attention_explorer.engine.engine_errors import require_finite
 
 #: Per chunk of heads, at most this many score elements are alive at once (~64 MiB float32);
 #: the size budget (:mod:`.budget`) counts two float64 temporaries of a chunk.
@@ -83,44 +83,34 @@ def attend_rows(
 
     ``keep`` names the square stages kept. Returns the block's ``scores``, ``scaled``,
     ``masked``, ``weights`` (``[c, r, m]``; ``scores`` None when not kept, the others may be
-    views of ``buffers``) and ``head_outputs`` (``[c, r, d_v]``, None when not needed).
+    views of ``buffers``) and ``head_outputs`` (``[c, r, d_v]``, None when not needed). With
+    ``buffers`` (numpy) each step writes into its reused scratch array (``out=``).
     """
-    xp = lib.xp
+    ops = lib.ops
     c, r = q.shape[0], q.shape[1]
-    if buffers is None:  # any backend: each step makes its arrays
-        if "scores" in keep:
-            scores = steps.score(xp, q, k)  # [c, r, m]
-            scaled = steps.scale(scores, factor)  # [c, r, m]
-        else:  # scores not kept: fold the factor into q, saving a pass over [c, r, m]
-            scores, scaled = None, steps.scaled_score(xp, q, k, factor)
-    else:  # numpy: the same formulas, written into the reused scratch arrays
-        k_t = np.swapaxes(k, 1, 2)  # [c, d_k, m]
-        if "scores" in keep:
-            scores = np.matmul(q, k_t, out=buffers.take("scores", c, r))  # [c, r, m]
-            scaled = np.multiply(scores, factor, out=buffers.take("scaled", c, r))
-        else:
-            scores = None
-            scaled = np.matmul(q * factor, k_t, out=buffers.take("scaled", c, r))
+
+    def buffer(name):
+        return None if buffers is None else buffers.take(name, c, r)
+
+    if "scores" in keep:
+        scores = ops.score(q, k, out=buffer("scores"))  # [c, r, m]
+        scaled = ops.scale(scores, factor, out=buffer("scaled"))  # [c, r, m]
+    else:  # scores not kept: fold the factor into q, saving a pass over [c, r, m]
+        scores, scaled = None, ops.scaled_score(q, k, factor, out=buffer("scaled"))
     if check_each:
-        steps.require_finite(xp, "the scaled scores", scaled)
-    if "scaled" not in keep:  # hide keys in place: no new [c, r, m] array
-        masked = steps.mask(xp, scaled, allowed, ~allowed)  # [c, r, m]
-    elif buffers is None:
-        masked = steps.mask(xp, scaled, allowed)  # [c, r, m]
-    else:  # scaled is finite here (else check_each raised): adding 0 keeps it, -inf hides
-        zero, hidden = scaled.dtype.type(0), scaled.dtype.type(-np.inf)
-        hide = np.where(allowed, zero, hidden)  # [r, m]
-        masked = np.add(scaled, hide, out=buffers.take("masked", c, r))  # [c, r, m]
-    mask_rows = allowed if any_fully_masked else None
-    if buffers is not None and config.normalizer == "softmax":
-        weights = _softmax_into(masked, buffers.take("weights", c, r))  # [c, r, m]
-    else:
-        weights = steps.normalise(xp, config.normalizer, masked, mask_rows)  # [c, r, m]
+        require_finite(ops, "the scaled scores", scaled)
+    if "scaled" not in keep:  # block keys in place: no new [c, r, m] array
+        masked = ops.mask_scores(scaled, blocked=~allowed)  # [c, r, m]
+    else:  # (scaled is finite here, else check_each raised: what out= asks for)
+        masked = ops.mask_scores(scaled, allowed, out=buffer("masked"))  # [c, r, m]
+    weights = ops.normalize(
+        config.normalizer, masked, empty_rows=any_fully_masked, out=buffer("weights")
+    )  # [c, r, m]
     if check_each:
-        steps.require_finite(xp, "the weights", weights)
+        require_finite(ops, "the weights", weights)
     head_out = None
     if need_head_outputs:  # (checked for overflow by the caller, once per chunk of heads)
-        head_out = steps.combine(xp, weights, v)  # [c, r, d_v]
+        head_out = ops.combine(weights, v)  # [c, r, d_v]
     return {
         "scores": scores,
         "scaled": scaled,
@@ -128,17 +118,3 @@ def attend_rows(
         "weights": weights,
         "head_outputs": head_out,
     }
-
-
-def _softmax_into(masked: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """The engine's softmax (:func:`~attention_explorer.engine.normalizers.softmax`) of
-    ``masked [c, r, m]`` written into ``out``; a row with no allowed key gives zeros."""
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        row_max = np.max(masked, axis=-1, keepdims=True)  # [c, r, 1]
-        row_max[~np.isfinite(row_max)] = 0.0
-        np.subtract(masked, row_max, out=out)
-        np.exp(out, out=out)  # 0 at hidden keys
-        total = np.sum(out, axis=-1, keepdims=True)  # [c, r, 1]
-        total[total <= 0] = 1.0
-        out /= total
-    return out

@@ -18,109 +18,35 @@ attention's X is what :func:`attention_input` returns: exactly what layer L's at
 Every function computes in the dtype of its input ``h`` (float32 or float64).
 
 The same functions run numpy arrays or torch tensors: :func:`ops` gives the primitives (norms,
-activations, the attention block, the output product) of the weights' ``library``, numpy's
-here and torch's in :mod:`~attention_explorer.pretrained.torch_kernel`.
+activations, linear, the output product) of the weights' ``library``
+(:mod:`attention_explorer.kernels`); the attention block is :func:`.kernel.attend`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from functools import cache
+from collections.abc import Callable
+from types import ModuleType
 
 import numpy as np
 
 from attention_explorer.engine import AttentionConfig, Backend, compute
 from attention_explorer.engine.blas_threads import one_blas_thread
-from attention_explorer.pretrained.activations import ACTIVATIONS
+from attention_explorer.kernels import ops_for
 from attention_explorer.pretrained.architecture import scale_setting
 from attention_explorer.pretrained.checkpoint.weights import LayerWeights, ModelWeights, Norm
 from attention_explorer.pretrained.kernel import attend
 from attention_explorer.pretrained.rotary import rotary_parts
 
 
-def _scale_rows(centred: np.ndarray, mean_square: np.ndarray, gamma, beta, eps: float):
-    """``centred / sqrt(mean_square + eps) * gamma + beta`` in place of ``centred [n, d]``
-    (``mean_square [n]`` is overwritten): one pass a step, no temporaries."""
-    mean_square += eps
-    np.sqrt(mean_square, out=mean_square)
-    np.divide(1.0, mean_square, out=mean_square)  # [n]: 1 / sqrt(mean_square + eps)
-    centred *= mean_square[..., None]
-    centred *= gamma
-    if beta is not None:
-        centred += beta
-    return centred
+def ops(w: ModelWeights) -> ModuleType:
+    """The primitives' namespace for ``w``'s arrays (:mod:`attention_explorer.kernels`):
+    numpy's, or torch's when ``w.library`` is torch (imported, once, only then)."""
+    return ops_for(w.library)
 
 
-def _row_means(x: np.ndarray) -> np.ndarray:
-    """The mean of each row of ``x [n, d]`` as a matrix-vector product ``[n]`` (3-4x faster
-    than ``mean(axis=-1)`` at 256 x 384, which runs numpy's general reduction machinery)."""
-    return x @ np.full(x.shape[-1], 1.0 / x.shape[-1], x.dtype)
-
-
-def layer_norm(x: np.ndarray, gamma: np.ndarray, beta, eps: float) -> np.ndarray:
-    """LayerNorm over the last axis of ``x [n, d]``: ``(x - mean) / sqrt(var + eps) * gamma
-    + beta`` (a new array)."""
-    centred = x - _row_means(x)[..., None]  # [n, d]
-    return _scale_rows(centred, _row_means(np.square(centred)), gamma, beta, eps)
-
-
-def rms_norm(x: np.ndarray, gamma: np.ndarray, beta, eps: float) -> np.ndarray:
-    """RMSNorm over the last axis of ``x [n, d]``: ``x / sqrt(mean(x²) + eps) * gamma``
-    (+ beta if any; a new array)."""
-    return _scale_rows(x.copy(), _row_means(np.square(x)), gamma, beta, eps)
-
-
-def _numpy_logits(x: np.ndarray, decoder) -> np.ndarray:
-    """``x [n, d]`` times the ``[vocab, d]`` table ``decoder`` read a block at a time (never
-    the whole table at once): ``[n, vocab]``."""
-    logits = np.empty((x.shape[0], decoder.shape[0]), dtype=x.dtype)  # [n, vocab]
-    for lo, rows in decoder.blocks(x.dtype):  # [block, d]
-        np.matmul(x, rows.T, out=logits[:, lo : lo + rows.shape[0]])
-    return logits
-
-
-@dataclass(frozen=True)
-class Ops:
-    """What differs between a run on numpy arrays and one on torch tensors."""
-
-    norms: Mapping[str, Callable]  # norm name -> f(x, gamma, beta, eps)
-    activations: Mapping[str, Callable]  # activation name -> f(x)
-    attend: Callable  # kernel.attend's signature
-    logits: Callable  # (x [n, d], decoder table) -> [n, vocab]
-
-
-NUMPY_OPS = Ops({"layernorm": layer_norm, "rmsnorm": rms_norm}, ACTIVATIONS, attend, _numpy_logits)
-
-
-@cache
-def _torch_ops() -> Ops:
-    from attention_explorer.pretrained import torch_kernel as tk
-
-    return Ops(tk.NORMS, tk.ACTIVATIONS, tk.attend, tk.logits)
-
-
-def ops(w: ModelWeights) -> Ops:
-    """The primitives for ``w``'s arrays: numpy's, or torch's when ``w.library`` is torch
-    (imported, once, only then)."""
-    return NUMPY_OPS if w.library == "numpy" else _torch_ops()
-
-
-def norm(w: ModelWeights, x: np.ndarray, pair: Norm) -> np.ndarray:
+def norm(w: ModelWeights, x, pair: Norm):
     """The family's norm (``w.arch.norm``) with parameters ``pair`` = (gamma, beta)."""
-    return ops(w).norms[w.arch.norm](x, pair[0], pair[1], w.eps)
-
-
-def _plus(x: np.ndarray, b) -> np.ndarray:
-    return x if b is None else x + b
-
-
-def _linear(x: np.ndarray, W: np.ndarray, b) -> np.ndarray:
-    """``x W + b`` with the bias added in place (no second temporary)."""
-    y = x @ W
-    if b is not None:
-        y += b
-    return y
+    return ops(w).NORMS[w.arch.norm](x, pair[0], pair[1], w.eps)
 
 
 def embed(w: ModelWeights, ids, type_ids, dtype=np.float64) -> np.ndarray:
@@ -168,12 +94,13 @@ def attention_parts(w: ModelWeights, layer: int, x: np.ndarray):
 
 def feed_forward(w: ModelWeights, lw: LayerWeights, x: np.ndarray) -> np.ndarray:
     """The feed-forward sublayer on ``x [n, d]``: ``[n, d]``."""
-    act = ops(w).activations[w.activation]
+    o = ops(w)
+    act = o.ACTIVATIONS[w.activation]
     if w.arch.mlp == "gated":
-        inner = act(_linear(x, lw.W_gate, lw.b_gate)) * _linear(x, lw.W_in, lw.b_in)  # [n, d_ff]
+        inner = act(o.linear(x, lw.W_gate, lw.b_gate)) * o.linear(x, lw.W_in, lw.b_in)  # [n, d_ff]
     else:
-        inner = act(_linear(x, lw.W_in, lw.b_in))  # [n, d_ff]
-    return _linear(inner, lw.W_out, lw.b_out)  # [n, d]
+        inner = act(o.linear(x, lw.W_in, lw.b_in))  # [n, d_ff]
+    return o.linear(inner, lw.W_out, lw.b_out)  # [n, d]
 
 
 def rest_of_layer(w: ModelWeights, layer: int, h: np.ndarray, a: np.ndarray) -> np.ndarray:
@@ -193,11 +120,12 @@ def output_logits(w: ModelWeights, h: np.ndarray) -> np.ndarray | None:
     if head is None:
         return None
     if head.kind == "mlm":
-        x = ops(w).activations[w.activation](_plus(h @ head.W_dense, head.b_dense))  # [n, d]
-        x = norm(w, x, head.norm)
+        x = ops(w).ACTIVATIONS[w.activation](ops(w).linear(h, head.W_dense, head.b_dense))
+        x = norm(w, x, head.norm)  # [n, d]
     else:
         x = norm(w, h, head.norm) if head.norm is not None else h  # [n, d]
-    return _plus(ops(w).logits(x, head.decoder), head.bias)  # [n, vocab]
+    logits = ops(w).logits(x, head.decoder)  # [n, vocab]
+    return logits if head.bias is None else logits + head.bias
 
 
 def run_layers(

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from attention_explorer.engine import AttentionInputError, Backend
+from attention_explorer.engine.backend import resolve_backend
 from attention_explorer.pretrained.checkpoint.source import packaged_name, resolve_model
 from attention_explorer.pretrained.checkpoint.tokenize import Tokens, load_tokenizer, tokenize
 from attention_explorer.pretrained.checkpoint.validate import check_ids
@@ -76,11 +77,14 @@ def load_model(model: str | os.PathLike | LoadedModel) -> LoadedModel:
     return _load_cached(str(folder), stamp, _display_name(model, folder))
 
 
-def _backend(backend: str | Backend) -> Backend:
-    if isinstance(backend, Backend):
-        return backend
-    name, _, device = str(backend).partition(":")
-    return Backend(name, device or "cpu") if name != "torch" or device else Backend(name, "cpu")
+def model_backend(backend: str | Backend) -> Backend:
+    """``backend`` read by the one backend parser
+    (:func:`~attention_explorer.engine.backend.resolve_backend`: ``numpy``, ``torch``,
+    ``torch:cuda:0`` or a :class:`Backend`); a ModelError naming the fix when it is refused."""
+    try:
+        return resolve_backend(backend)
+    except AttentionInputError as exc:
+        raise ModelError("backend", str(exc)) from None
 
 
 def _check_layer(loaded: LoadedModel, layer: object) -> int:
@@ -99,7 +103,13 @@ def _check_layer(loaded: LoadedModel, layer: object) -> int:
 def _run(loaded: LoadedModel, toks: Tokens, stop: int, backend, keep_weights: bool, progress=None):
     try:
         return run_layers(
-            loaded.weights, toks.ids, toks.type_ids, stop, _backend(backend), keep_weights, progress
+            loaded.weights,
+            toks.ids,
+            toks.type_ids,
+            stop,
+            model_backend(backend),
+            keep_weights,
+            progress,
         )
     except AttentionInputError as exc:  # e.g. torch asked for but not installed
         raise ModelError("backend", str(exc)) from None
@@ -129,7 +139,7 @@ def from_model(
     loaded = load_model(model)
     layer = _check_layer(loaded, layer)
     toks = loaded.tokenize(text)
-    kept = loaded.cast.get(("hidden", text)) if _backend(backend).name == "numpy" else None
+    kept = loaded.cast.get(("hidden", text)) if model_backend(backend).name == "numpy" else None
     if kept is not None:  # the overview of this text ran every layer: no need to run again
         h = kept[layer]  # [n, d]
     else:

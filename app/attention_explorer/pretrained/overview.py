@@ -9,7 +9,7 @@ from collections.abc import Callable
 import numpy as np
 
 from attention_explorer.engine import Backend
-from attention_explorer.pretrained.open_model import LoadedModel, _backend, _run, load_model
+from attention_explorer.pretrained.open_model import LoadedModel, _run, load_model, model_backend
 from attention_explorer.pretrained.run_model import model_run
 
 #: The overview's hidden states are kept for from_model up to this size (and 2 texts).
@@ -44,7 +44,7 @@ def model_attention(
     ``threads`` as :func:`~attention_explorer.pretrained.run_model.model_run`'s.
     """
     loaded = load_model(model)
-    if _backend(backend).name == "numpy":
+    if model_backend(backend).name == "numpy":
         run = model_run(loaded, text, dtype=dtype, progress=progress, logits=False, threads=threads)
         if dtype == "float64":
             _keep_hidden(loaded, text, run.hidden)

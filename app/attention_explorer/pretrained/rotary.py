@@ -1,10 +1,11 @@
 """What the rotary families (Llama, Qwen2, Mistral) add to the forward pass: RoPE on q and k
 per head before the scores, and Mistral's sliding window as a mask.
 
-The rotation itself is :mod:`attention_explorer.engine.rope` (rotate-half pairs i and
-i + d_k/2, positions 0..n-1, ``llama3`` and ``linear`` frequency scaling). Here the
-checkpoint's settings are read (``rope_theta``, ``rope_scaling``; other scaling types or keys
-are refused by name) and an engine session is built for a rotary layer.
+The rotation itself is the kernels' (``rotation_tables`` and ``rotate`` of
+:mod:`attention_explorer.kernels`: rotate-half pairs i and i + d_k/2, positions 0..n-1,
+``llama3`` and ``linear`` frequency scaling). Here the checkpoint's settings are read
+(``rope_theta``, ``rope_scaling``; other scaling types or keys are refused by name) and an
+engine session is built for a rotary layer.
 
 Whenever the engine's own RoPE setting (``positional="rope"`` with ``rope_theta``,
 ``rope_scaling`` and ``rope_factor``) gives exactly the checkpoint's inverse frequencies, the
@@ -26,14 +27,45 @@ from collections.abc import Mapping
 import numpy as np
 
 from attention_explorer.engine import AttentionConfig, AttentionInputs
-from attention_explorer.engine.engine_errors import AttentionInputError
-from attention_explorer.engine.rope import (
+from attention_explorer.engine.config import (
     DEFAULT_THETA,
+    SCALING_TYPES,
     RopeScaling,
     inverse_frequencies,
-    rotate_half,
 )
+from attention_explorer.engine.engine_errors import AttentionInputError
+from attention_explorer.kernels import numpy_ops as ops
 from attention_explorer.pretrained.model_errors import ModelError
+
+#: Keys of a checkpoint's rope dict that do not change the numbers (or are read elsewhere).
+_IGNORED_KEYS = frozenset({"rope_type", "type", "rope_theta"})
+
+
+def scaling_from_checkpoint(mapping: Mapping | None) -> RopeScaling:
+    """The :class:`RopeScaling` of a checkpoint's ``rope_scaling`` (or ``rope_parameters``)
+    dict; None: default. Keys that would change the numbers and are not implemented are
+    refused by name (AttentionInputError)."""
+    if mapping is None:
+        return RopeScaling()
+    kind = str(mapping.get("rope_type", mapping.get("type", "default")))
+    if kind not in SCALING_TYPES:
+        RopeScaling(kind=kind)  # raises, naming the supported types
+    known = {"factor"} if kind == "linear" else set()
+    if kind == "llama3":
+        known = {"factor", "low_freq_factor", "high_freq_factor"}
+        known.add("original_max_position_embeddings")
+    for key, value in mapping.items():
+        if key in _IGNORED_KEYS or key in known:
+            continue
+        if key == "partial_rotary_factor" and float(value) == 1.0:
+            continue
+        raise AttentionInputError(
+            "rope_scaling", f"the key {key!r} of a {kind!r} rope scaling is not supported"
+        )
+    values = {key: mapping[key] for key in known if key in mapping}
+    if kind == "llama3" and "original_max_position_embeddings" in values:
+        values["original_max_position_embeddings"] = int(values["original_max_position_embeddings"])
+    return RopeScaling(kind=kind, **values)
 
 
 def _rope_settings(config: Mapping) -> tuple[float, RopeScaling]:
@@ -107,53 +139,23 @@ def rotary_note(w) -> str:
 
 def _scaling(rope: Mapping | None) -> RopeScaling:
     try:
-        return RopeScaling.from_config(rope)
+        return scaling_from_checkpoint(rope)
     except AttentionInputError as exc:
         raise ModelError("config", f"config.json rope settings: {exc}") from None
 
 
-def rotation_tables(n: int, inv_freq: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """cos and sin ``[n, d_k]`` (float64) of the angles of positions 0..n-1: each frequency
-    twice, for the pairs (i, i + d_k/2) that rotate_half makes."""
-    angles = np.outer(np.arange(n, dtype=np.float64), inv_freq)  # [n, d_k/2]
-    both = np.concatenate([angles, angles], axis=-1)  # [n, d_k]
-    return np.cos(both), np.sin(both)
-
-
 def rotate(x: np.ndarray, inv_freq: np.ndarray) -> np.ndarray:
-    """``x [heads, n, d_k]`` rotated by position 0..n-1 (``x cos + rotate_half(x) sin``), in
-    x's dtype (the angles are computed in float64)."""
-    cos, sin = rotation_tables(x.shape[-2], inv_freq)  # [n, d_k]
-    return x * cos.astype(x.dtype) + rotate_half(x) * sin.astype(x.dtype)  # [heads, n, d_k]
-
-
-def hidden_keys(n: int, causal: bool, window: int | None) -> np.ndarray | None:
-    """``[n, n]`` True where query i may NOT see key j (causal and/or sliding window), or
-    None when every key is visible."""
-    if not causal and window is None:
-        return None
-    i = np.arange(n)[:, None]  # [n, 1]
-    j = np.arange(n)[None, :]  # [1, n]
-    hidden = (j > i) if causal else np.zeros((n, n), dtype=bool)  # [n, n]
-    if window is not None:
-        hidden = hidden | (i - j >= window)
-    return hidden
-
-
-def _split(x: np.ndarray, count: int) -> np.ndarray:
-    n = x.shape[0]
-    return x.reshape(n, count, -1).transpose(1, 0, 2)  # [count, n, d_head]
-
-
-def _plus(x: np.ndarray, b) -> np.ndarray:
-    return x if b is None else x + b
+    """``x [heads, n, d_k]`` (numpy) rotated by position 0..n-1, in x's dtype (the angles in
+    float64): the kernels' rotation with the model's frequencies."""
+    cos, sin = ops.rotation_tables(np.arange(x.shape[-2]), inv_freq, like=x)  # [n, d_k]
+    return ops.rotate(x, cos, sin)  # [heads, n, d_k]
 
 
 def _mask(w, n: int) -> dict:
     """The layer's mask settings: causal, or the sliding window as a custom mask."""
-    hidden = hidden_keys(n, w.causal, w.window)  # [n, n] or None
-    if w.window is not None and hidden is not None:
-        return {"mask": "custom", "custom_mask": tuple(map(tuple, (~hidden).tolist()))}
+    blocked = ops.blocked_keys(n, w.causal, w.window)  # [n, n] or None
+    if w.window is not None and blocked is not None:
+        return {"mask": "custom", "custom_mask": tuple(map(tuple, (~blocked).tolist()))}
     return {"mask": "causal" if w.causal else "none"}
 
 
@@ -176,8 +178,8 @@ def rotary_parts(w, layer: int, x: np.ndarray, scale: tuple[str, float]):
         d_v = lw.W_V.shape[1] // w.kv_heads
         config = AttentionConfig(mode="projection", d_v=d_v, **shared, **rope)
         return config, lw.projection_inputs(x)
-    q = rotate(_split(_plus(x @ lw.W_Q, lw.b_Q), w.heads), w.rope)  # [h, n, d_k]
-    k = rotate(_split(_plus(x @ lw.W_K, lw.b_K), w.kv_heads), w.rope)  # [kv, n, d_k]
-    v = _split(_plus(x @ lw.W_V, lw.b_V), w.kv_heads)  # [kv, n, d_v]
+    q = rotate(ops.split_heads(ops.linear(x, lw.W_Q, lw.b_Q), w.heads), w.rope)  # [h, n, d_k]
+    k = rotate(ops.split_heads(ops.linear(x, lw.W_K, lw.b_K), w.kv_heads), w.rope)  # [kv, ..]
+    v = ops.split_heads(ops.linear(x, lw.W_V, lw.b_V), w.kv_heads)  # [kv, n, d_v]
     config = AttentionConfig(mode="direct", d_v=v.shape[-1], **shared)
     return config, AttentionInputs(Q=q, K=k, V=v, W_O=lw.W_O, b_O=lw.b_O)

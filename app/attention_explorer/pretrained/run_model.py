@@ -9,7 +9,7 @@ and text, the layers before the first one whose edit or knockout changed are tak
 so an edit in layer L recomputes from L only.
 
 ``backend="torch"`` (or ``"torch:cuda:0"``) runs the same forward pass on torch tensors
-(:mod:`~attention_explorer.pretrained.torch_weights`, ``torch_kernel``): torch's fused,
+(:mod:`~attention_explorer.pretrained.torch_weights`, ``torch_host``): torch's fused,
 multithreaded kernels, on the cpu or a GPU. An edited layer is computed by the engine's
 ``compute()`` on that backend. The run's arrays come back as numpy.
 """
@@ -32,13 +32,12 @@ from attention_explorer.pretrained.checkpoint.weights import ModelWeights, in_dt
 from attention_explorer.pretrained.forward import (
     attention_input,
     embed,
-    ops,
     output_logits,
     rest_of_layer,
 )
-from attention_explorer.pretrained.kernel import attend_engine
+from attention_explorer.pretrained.kernel import attend, attend_engine
 from attention_explorer.pretrained.model_errors import ModelError
-from attention_explorer.pretrained.open_model import LoadedModel, _backend, load_model
+from attention_explorer.pretrained.open_model import LoadedModel, load_model, model_backend
 from attention_explorer.pretrained.output import RunOutputs
 from attention_explorer.session.document import SessionData
 
@@ -225,7 +224,7 @@ class _Plan:
         from the GPU fill while the next layer computes."""
         if not self.on_gpu():
             return np.empty(shape, dtype=self.dtype)
-        from attention_explorer.pretrained.torch_kernel import host_array
+        from attention_explorer.pretrained.torch_host import host_array
 
         return host_array(shape, self.dtype)
 
@@ -237,14 +236,14 @@ class _Plan:
         if isinstance(value, np.ndarray):
             into[...] = value
             return
-        from attention_explorer.pretrained.torch_kernel import copy_to_host
+        from attention_explorer.pretrained.torch_host import copy_to_host
 
         copy_to_host(into, value)
 
     def wait(self) -> None:
         """Wait for the copies :meth:`put` queued on a GPU."""
         if self.on_gpu():
-            from attention_explorer.pretrained.torch_kernel import wait
+            from attention_explorer.pretrained.torch_host import wait
 
             wait(self.backend.device)
 
@@ -272,7 +271,7 @@ class _Plan:
             a = self.array(a)
         else:  # numpy's kernel, or torch's (ArrayLib refused any other backend)
             x = attention_input(self.w, layer, h)  # [n, d]
-            p, a = ops(self.w).attend(self.w, layer, x, knocked, out)
+            p, a = attend(self.w, layer, x, knocked, out)
         return p, rest_of_layer(self.w, layer, h, a)
 
 
@@ -321,7 +320,7 @@ def model_run(
     check_threads(threads)
     loaded = load_model(model)
     toks = loaded.tokenize(text)
-    engine = _backend(backend)
+    engine = model_backend(backend)
     try:
         ArrayLib(engine, dtype)  # torch installed, the device usable: else a clear message
     except AttentionInputError as exc:

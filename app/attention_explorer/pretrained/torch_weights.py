@@ -1,5 +1,5 @@
 """A model's weights as torch tensors, for the model run on torch
-(:mod:`~attention_explorer.pretrained.torch_kernel`).
+(:mod:`~attention_explorer.pretrained.torch_host`).
 
 :func:`on_torch` gives the same
 :class:`~attention_explorer.pretrained.checkpoint.weights.ModelWeights`
@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from attention_explorer.pretrained.checkpoint.weights import LayerWeights, ModelWeights
-from attention_explorer.pretrained.torch_kernel import NUMPY_DTYPES
+from attention_explorer.pretrained.torch_host import NUMPY_DTYPES
 
 
 def tensor(array, device: str):

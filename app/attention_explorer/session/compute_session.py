@@ -2,49 +2,19 @@
 
 The window (ui/state/live_trace.py), the command line, the Python API, the self-test, both
 benchmarks and the example generator all call it, so the backend and device rules (``cuda``
-means ``cuda:0``; a device needs torch) live here only. Qt-free.
+means ``cuda:0``; a device needs torch) are read here, by the one backend parser
+(:func:`attention_explorer.engine.backend.resolve_backend`, re-exported here). Qt-free.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from attention_explorer.engine import (
-    AttentionInputError,
-    Backend,
-    Trace,
-    compute,
-    torch_installed,
-    torch_missing_reason,
-)
+from attention_explorer.engine import Backend, Trace, compute
+from attention_explorer.engine.backend import BACKENDS, resolve_backend
 from attention_explorer.engine.cache import EngineCache
 
-BACKENDS = ("numpy", "torch")
-
-
-def resolve_backend(backend: str | Backend = "numpy", device: str = "cpu") -> Backend:
-    """The :class:`Backend` for a backend name and device, or AttentionInputError saying why not.
-
-    ``cuda`` means ``cuda:0``. A device other than ``cpu`` needs the torch backend, and torch
-    needs to be installed; both are refused with a message naming the fix, never ignored.
-    A :class:`Backend` passed in brings its own device (``device`` is then ignored).
-    """
-    if isinstance(backend, Backend):
-        backend, device = backend.name, backend.device
-    if backend not in BACKENDS:
-        raise AttentionInputError("backend", f"{backend!r} is not one of {', '.join(BACKENDS)}")
-    device = (device or "cpu").strip()
-    if backend == "numpy":
-        if device != "cpu":
-            raise AttentionInputError(
-                "device",
-                f"{device!r} needs the torch backend (numpy runs on the cpu only); "
-                "choose backend torch or device cpu",
-            )
-        return Backend("numpy", "cpu")
-    if not torch_installed():
-        raise AttentionInputError("backend", torch_missing_reason())
-    return Backend("torch", "cuda:0" if device == "cuda" else device)
+__all__ = ["BACKENDS", "compute_session", "resolve_backend"]
 
 
 def compute_session(

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from attention_explorer.engine import AttentionInputs
-from attention_explorer.pretrained.activations import ACTIVATIONS
+from attention_explorer.kernels.numpy_ops import ACTIVATIONS
 from attention_explorer.pretrained.architecture import Architecture, check_config
 from attention_explorer.pretrained.checkpoint import stored as storage
 from attention_explorer.pretrained.checkpoint.role_reader import Norm, RoleReader

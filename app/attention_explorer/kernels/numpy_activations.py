@@ -1,5 +1,6 @@
-"""The feed-forward activations, vectorised: an exact erf in float64, a float32 one that is
-accurate to float32's own rounding, and every activation name the families accept.
+"""numpy's feed-forward activations, vectorised: an exact erf in float64, a float32 one that
+is accurate to float32's own rounding, and every activation name the families accept
+(re-exported by :mod:`.numpy_ops`; torch's twins are in :mod:`.torch_ops`).
 
 ``erf`` in float64 uses a table of erf and its derivatives at multiples of 1/64 on [0, 6],
 built once with :func:`math.erf`, and a degree-6 Taylor step from the nearest node: the step
