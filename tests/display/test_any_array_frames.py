@@ -44,8 +44,8 @@ def test_kinds_decide_the_levels():
 def test_a_difference_map_is_signed_and_keeps_hidden_cells_hidden():
     before, after = _trace(), _trace(mask="none")
     frame = difference_frame(
-        after.stage("masked", 0),
         before.stage("masked", 0),
+        after.stage("masked", 0),
         "masked: no mask − causal",
         after.tokens,
         after.kv_tokens,
@@ -55,6 +55,7 @@ def test_a_difference_map_is_signed_and_keeps_hidden_cells_hidden():
     assert frame.hidden[0, 1] and not frame.hidden[1, 0]  # hidden before: hidden here
     assert frame.texts[1] == MASKED_TEXT and frame.texts[4] == "0"
     assert frame.heading == "masked: no mask − causal"
+    assert difference_frame([[1.0]], [[3.0]], "t", "a", "b").texts == ["2"]  # after − before
     with pytest.raises(ValueError, match="cannot subtract"):
         difference_frame(np.zeros((2, 2)), np.zeros((2, 3)), "t", "ab", "cd")
 

@@ -79,10 +79,11 @@ def frame_for_array(
     )
 
 
-def difference_frame(after, before, title: str, row_labels, col_labels, **options):
+def difference_frame(before, after, title: str, row_labels, col_labels, **options):
     """The frame of ``after − before`` (a signed map: 0 is the neutral middle), e.g. an edited
-    stage against the original; cells hidden on either side stay hidden."""
-    after, before = np.asarray(after, dtype=np.float64), np.asarray(before, dtype=np.float64)
+    stage (``after``) against the original (``before``); cells hidden on either side stay
+    hidden."""
+    before, after = np.asarray(before, dtype=np.float64), np.asarray(after, dtype=np.float64)
     if after.shape != before.shape:
         raise ValueError(f"cannot subtract a {before.shape} array from a {after.shape} one")
     with np.errstate(invalid="ignore"):

@@ -48,24 +48,24 @@ def side_frames(original, edited, name: str, head: int, scale: str = "linear"):
     return shared_levels(name, after, before, values), shared_levels(name, before, after, values)
 
 
-def difference_frame(original, edited, name: str, head: int, limit: int = DISPLAY_LIMIT):
-    """The frame of ``edited − original`` for stage ``name`` and ``head`` (the display
-    model's signed array frame); None (with the reason) when the two have different shapes
-    (tokens added, say)."""
-    before, after = stage_values(original, name, head), stage_values(edited, name, head)
-    if before.shape != after.shape:
+def difference_frame(before, after, name: str, head: int, limit: int = DISPLAY_LIMIT):
+    """The frame of ``after − before`` (the edited trace against the original one) for stage
+    ``name`` and ``head`` (the display model's signed array frame); None (with the reason)
+    when the two have different shapes (tokens added, say)."""
+    old, new = stage_values(before, name, head), stage_values(after, name, head)
+    if old.shape != new.shape:
         return None, (
-            f"the shapes differ (original {before.shape[0]}×{before.shape[1]}, edited "
-            f"{after.shape[0]}×{after.shape[1]}): there is no cell-by-cell difference"
+            f"the shapes differ (original {old.shape[0]}×{old.shape[1]}, edited "
+            f"{new.shape[0]}×{new.shape[1]}): there is no cell-by-cell difference"
         )
     entry = stage(name)
     shown_head = head if entry.per_head else None
     frame = array_difference(
-        after,
-        before,
-        f"edited − original: {stage_heading(edited, name, shown_head)}",
-        edited.row_labels(name),
-        edited.col_labels(name),
+        old,
+        new,
+        f"edited − original: {stage_heading(after, name, shown_head)}",
+        after.row_labels(name),
+        after.col_labels(name),
         decimals=entry.decimals,
         limit=limit,
     )
