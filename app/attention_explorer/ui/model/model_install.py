@@ -48,15 +48,12 @@ class SweepLauncher:
         from attention_explorer.ui.model.model_sweep import SweepDialog
 
         window = self.window
-        panel = window.model_panel
-        if panel.loaded is None:
+        state = window.context.model
+        if state.loaded is None:
             window.model_dock.show()
             window.status.show("Load a model in the Model panel first, then ask which heads matter")
             return None
-        live = window.model_live
-        layer = live.edited_layer()
-        edits = {} if layer is None else {layer: window.session.data()}
-        dialog = SweepDialog(panel, edits, window)
+        dialog = SweepDialog(state, window)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.show()
         self.dialog = dialog
@@ -130,6 +127,6 @@ def install_model_features(window) -> ModelParts:
         if shown:
             window.model_dock.raise_()
 
-    panel.origin_changed.connect(follow_origin)
+    window.context.model.events.origin.connect(lambda *_: follow_origin())
     menu_named(window, "View").addAction(dock.toggleViewAction())
     return ModelParts(compare, output, dock, live, knockouts)

@@ -5,7 +5,9 @@ the session (any number of X, W_Q…W_O or Q/K/V, the mask, temperature or norma
 knockout asks the :class:`ModelRunner` for a new run: the rest of that layer, every later layer
 and the output, on its worker thread. The overview then shows the Edited run, the Original or
 their Difference, with the layers before the first change marked unchanged and knocked-out
-heads crossed; the Output panel shows the prediction before and after.
+heads crossed; the Output panel shows the prediction before and after. What it runs (the
+model, the text, the open layer, its edits and the knockouts) it reads from model mode's state
+(ui/state/model_state.py).
 """
 
 from __future__ import annotations
@@ -15,18 +17,18 @@ import time
 import numpy as np
 from PySide6.QtCore import QObject, QTimer
 
-from attention_explorer.ui.model.model_knockouts import knockouts_of
-from attention_explorer.ui.model.model_panel import model_info
 from attention_explorer.ui.model.model_runner import ModelRunner
 
 
 class ModelLive(QObject):
-    """Follows the edits of the session of ``panel`` (a ModelPanel) through its model into
-    the overview and ``output`` (an OutputPanel). ``latencies_ms``: request → shown, per run."""
+    """Follows the edits of the session of ``panel`` (a ModelPanel, whose context's model
+    state says what to run) through its model into the overview and ``output`` (an
+    OutputPanel). ``latencies_ms``: request → shown, per run."""
 
     def __init__(self, panel, output, parent: QObject | None = None):
         super().__init__(parent)
         self.session, self.prefs = panel.context.session, panel.context.prefs
+        self.state = panel.context.model
         self.panel, self.output = panel, output
         self.runner = ModelRunner(self)
         self.original = self.edited = None
@@ -47,7 +49,7 @@ class ModelLive(QObject):
             events.backend,
         ):
             event.connect(lambda *_: self._on_change())
-        panel.origin_changed.connect(self._on_change)
+        self.state.events.origin.connect(lambda *_: self._on_change())
         panel.show_box.currentIndexChanged.connect(lambda *_: self.draw_overview())
         self.runner.ready.connect(self._on_ready)
         self.runner.progress.connect(self._on_progress)
@@ -72,13 +74,11 @@ class ModelLive(QObject):
 
     def active(self) -> bool:
         """True while a layer of the panel's model is open (its run can be followed)."""
-        return self.panel.origin is not None and self.panel.loaded is not None
+        return self.state.active()
 
     def edited_layer(self) -> int | None:
         """The open layer when its numbers differ from the model's, else None."""
-        if not self.active() or not self.panel.is_edited():
-            return None
-        return int(model_info(self.panel.origin).get("layer", 0))
+        return self.state.edited_layer()
 
     def request(self) -> int | None:
         """Ask for the run of the session as it is now (None when no model layer is open)."""
@@ -86,15 +86,18 @@ class ModelLive(QObject):
             self.original = self.edited = None
             self.panel.overview.set_marks()
             return None
-        layer = self.edited_layer()
-        edits = {} if layer is None else {layer: self.session.data()}
-        self.runner.set_model(self.panel.loaded, self.panel.text, self.session.backend)
+        state = self.state
+        self.runner.set_model(state.loaded, state.text, self.session.backend)
         self._asked_at = time.perf_counter()
-        return self.runner.request(edits, knockouts_of(self.session.data()))
+        return self.runner.request(state.edits(), self.knockouts())
+
+    def knockouts(self) -> tuple[tuple[int, int], ...]:
+        """The state's knocked-out (layer, head) pairs, sorted (as the run and marks take)."""
+        return tuple(sorted(self.state.knockouts))
 
     def first_changed_layer(self) -> int | None:
         """The first layer the edit or a knockout changes (None: nothing changed)."""
-        layers = [ly for ly, _ in knockouts_of(self.session.data())]
+        layers = [ly for ly, _ in self.state.knockouts]
         edited = self.edited_layer()
         if edited is not None:
             layers.append(edited)
@@ -151,4 +154,4 @@ class ModelLive(QObject):
         overview.set_weights(weights, self.edited.tokens, levels)
         first = self.first_changed_layer()
         unchanged = range(first) if first is not None else ()
-        overview.set_marks(knockouts_of(self.session.data()), unchanged)
+        overview.set_marks(self.knockouts(), unchanged)

@@ -6,11 +6,16 @@ session (every stage, editable) with that head selected. Once the numbers are ed
 panel says "Edited from layer L of MODEL" and "Back to the model's numbers" restores them (one
 undo step). The panel follows the open session: a model session (opened from a file, say)
 fills in its model, text and layer.
+
+What the panel loads and opens goes into model mode's state (``context.model``, a
+:class:`~attention_explorer.ui.state.model_state.ModelState`), which the Output panel, the
+live run, knockouts, the sweep and any later panel of model mode read.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, Signal
 from PySide6.QtWidgets import (
@@ -31,19 +36,14 @@ from attention_explorer.ui.model.model_overview import ModelOverview
 from attention_explorer.ui.state.panel_context import PanelContext
 from attention_explorer.ui.widgets import layout_parts as parts
 
+if TYPE_CHECKING:
+    from attention_explorer.pretrained import LoadedModel
+
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 DEFAULT_TEXT = "The cat sat on the mat because it was tired."
 #: What the overview shows once a model layer is open: the edited run, the model's own, or
 #: their difference.
 SHOW_CHOICES = ("Edited", "Original", "Difference")
-
-
-def model_info(data: SessionData) -> dict:
-    """The ``experiment["model"]`` record of a model session (name, folder, text, layer), or
-    an empty dict for any other session."""
-    experiment = data.experiment if isinstance(data.experiment, dict) else {}
-    info = experiment.get("model")
-    return info if isinstance(info, dict) else {}
 
 
 class ModelPanel(QWidget):
@@ -57,22 +57,34 @@ class ModelPanel(QWidget):
 
     open_requested = Signal(object, int)
     status = Signal(str, int)
-    origin_changed = Signal()
 
     def __init__(self, context: PanelContext, parent: QWidget | None = None):
         super().__init__(parent)
         self.context = context
         self.session, self.history, self.prefs = context.session, context.history, context.prefs
+        self.state = context.model
         self.loader = ModelLoader(self)
-        self.loaded = None  # LoadedModel of the overview
-        self.text = ""  # the text the overview was computed on
-        self.origin: SessionData | None = None  # the model's numbers of the open layer
         self._pending_text = ""
         self._wanted_layer = 0  # the open model session's layer, framed after a Load
         self._adopting = False  # building the model's numbers of an open saved session
         self._token_buttons: list[QPushButton] = []
         self._build()
         self._connect()
+
+    @property
+    def loaded(self) -> LoadedModel | None:
+        """The model of the overview (the state's)."""
+        return self.state.loaded
+
+    @property
+    def text(self) -> str:
+        """The text the overview was computed on (the state's)."""
+        return self.state.text
+
+    @property
+    def origin(self) -> SessionData | None:
+        """The model's own numbers of the open layer (the state's ``origin_data``)."""
+        return self.state.origin_data
 
     # -- building ---------------------------------------------------------------------------
     def _build(self) -> None:
@@ -142,6 +154,7 @@ class ModelPanel(QWidget):
         self.loader.overview_ready.connect(self._on_overview)
         self.loader.layer_ready.connect(self._on_layer)
         self.history.changed.connect(self._update_origin)
+        self.state.events.origin.connect(self._update_origin)
         self.prefs.events.colormap.connect(self.overview.set_colormap)
 
     # -- actions ----------------------------------------------------------------------------
@@ -198,10 +211,7 @@ class ModelPanel(QWidget):
 
     def is_edited(self) -> bool:
         """True when the open session's numbers differ from the model's."""
-        if self.origin is None:
-            return False
-        now, was = self.session.data(), self.origin
-        return (now.tokens, now.config) != (was.tokens, was.config) or now.inputs != was.inputs
+        return self.state.is_edited()
 
     # -- reactions --------------------------------------------------------------------------
     def _on_progress(self, message: str, done: int, total: int) -> None:
@@ -219,7 +229,7 @@ class ModelPanel(QWidget):
         self.status.emit(message, 15000)
 
     def _on_overview(self, loaded, weights, tokens) -> None:
-        self.loaded, self.text = loaded, self._pending_text
+        self.state.set_loaded(loaded, self._pending_text)
         self.overview.set_colormap(self.prefs.colormap)
         self.overview.set_weights(weights, tokens)
         layers, heads, n = weights.shape[:3]
@@ -237,63 +247,57 @@ class ModelPanel(QWidget):
     def _on_layer(self, data: SessionData, head: int) -> None:
         if self._adopting:  # the model's numbers of the saved session that is open
             self._adopting = False
-            self.origin = data
-            self._update_origin()
-            self.origin_changed.emit()
+            self.state.set_origin(data)
             return
         self.open_requested.emit(data, head)
 
     def opened(self, data: SessionData, head: int) -> None:
         """The window opened ``data`` (a layer this panel built): its numbers are the model's."""
         self.session.selected_head = head
-        self.origin = data
-        self._update_origin()
-        self.origin_changed.emit()
+        self.state.set_origin(data)
         self.message.setText(f"Opened {data.name}, head {head}: every stage is editable.")
 
     def document_replaced(self) -> None:
         """Another document is open: its numbers are not (known to be) the model's. A model
         session names its model, text and layer: the panel takes them up, so Load (or
         File > Open Model…) shows that text."""
-        self.origin = None
-        self._update_origin()
-        self.origin_changed.emit()
-        info = model_info(self.session.data())
-        if not info:
+        self.state.set_origin(None)
+        record = self.state.record()
+        if record is None:
             return
-        folder, name = str(info.get("folder") or ""), str(info.get("name") or "")
+        folder, name = record.folder, record.name
         model = folder if folder and Path(folder).is_dir() else name
         same = self.loaded is not None and str(self.loaded.folder) == folder
         if model and not same:  # keep "all-MiniLM-L6-v2" as typed, not its folder
             self.model_edit.setText(model)
-        if isinstance(info.get("text"), str):
-            self.text_edit.setText(info["text"])
-        if isinstance(info.get("layer"), int):
-            self._wanted_layer = info["layer"]  # framed once the overview is loaded
-            self.layer_spin.setValue(info["layer"])
+        if record.text is not None:
+            self.text_edit.setText(record.text)
+        if record.layer is not None:
+            self._wanted_layer = record.layer  # framed once the overview is loaded
+            self.layer_spin.setValue(record.layer)
 
     def _adopt_open_session(self) -> None:
         """After a Load: when the open session is this model's layer on this text (a saved
         model session), rebuild the model's numbers of that layer, so edits are marked and
         the model run follows them."""
-        info = model_info(self.session.data())
-        if self.origin is not None or not info or info.get("text") != self.text:
+        record = self.state.record()
+        if self.origin is not None or record is None or record.text != self.text:
             return
         names = (self.loaded.name, str(self.loaded.folder))
-        if info.get("name") not in names and info.get("folder") not in names:
+        if record.name not in names and record.folder not in names:
             return
-        layer = info.get("layer")
-        if isinstance(layer, int) and 0 <= layer < self.loaded.weights.n_layers:
+        layer = record.layer
+        if layer is not None and 0 <= layer < self.loaded.weights.n_layers:
             self._adopting = True
             self.loader.load_layer(self.loaded, self.text, layer, self.session.selected_head)
 
     def _update_origin(self, *_args) -> None:
-        if self.origin is None:
+        origin = self.state.origin
+        if origin is None:
             self.origin_label.setText("")
             self.back_button.setVisible(False)
             return
-        info = self.origin.experiment.get("model", {})
-        where = f"layer {info.get('layer')} of {info.get('name')}"
+        where = f"layer {origin.layer} of {origin.name}"
         edited = self.is_edited()
         self.origin_label.setText(f"Edited from {where}" if edited else f"The numbers of {where}")
         self.back_button.setVisible(edited)

@@ -101,12 +101,13 @@ class _SweepWorker(QObject):
 
 
 class SweepDialog(QDialog):
-    """Which heads matter? for the model and text of ``panel`` (the ModelPanel)."""
+    """Which heads matter? for the model and text of ``state`` (model mode's ModelState),
+    with the open layer's edits at the time it opens."""
 
-    def __init__(self, panel, edits=None, parent=None):
+    def __init__(self, state, parent=None):
         super().__init__(parent)
         self.setWindowTitle("Which heads matter?")
-        self.panel, self.edits = panel, edits or {}
+        self.state, self.edits = state, state.edits()
         self.result = None
         self._estimate: float | None = None
         self._confirmed = False
@@ -119,7 +120,7 @@ class SweepDialog(QDialog):
         self.resize(720, 560)
 
     def _build(self) -> None:
-        loaded = self.panel.loaded
+        loaded = self.state.loaded
         self.measure = QComboBox()
         has_head = loaded is not None and getattr(loaded.weights, "head", None) is not None
         for key, text in _MEASURES.items():
@@ -167,7 +168,7 @@ class SweepDialog(QDialog):
 
     def backend(self) -> str:
         """The backend the sweep runs on: the session's (the Backend box)."""
-        return backend_name(self.panel.session.backend)
+        return backend_name(self.state.session.backend)
 
     def options(self) -> dict:
         """The run_sweep keywords the dialog's fields give (and the session's backend)."""
@@ -187,15 +188,15 @@ class SweepDialog(QDialog):
 
     def start(self, confirmed: bool = False) -> bool:
         """Estimate first; start at once when short, else after a second Start."""
-        panel = self.panel
-        if panel.loaded is None:
+        state = self.state
+        if state.loaded is None:
             self.note.setText("Load a model first (Model panel)")
             return False
         if self._estimate is None:
             self.note.setText("Estimating how long the sweep takes…")
             self.start_button.setEnabled(False)
             self._confirmed = confirmed
-            self.worker.estimate(panel.loaded, panel.text, self.backend())
+            self.worker.estimate(state.loaded, state.text, self.backend())
             return True
         self._estimate = None
         self.start_button.setEnabled(False)
@@ -203,13 +204,13 @@ class SweepDialog(QDialog):
         self.bar.setVisible(True)
         self.bar.setRange(0, 0)
         self.note.setText("Knocking out each head in turn…")
-        self.worker.sweep(panel.loaded, panel.text, self.options())
+        self.worker.sweep(state.loaded, state.text, self.options())
         return True
 
     def _on_estimate(self, seconds: float) -> None:
         self._estimate = seconds
         self.start_button.setEnabled(True)
-        w = self.panel.loaded.weights
+        w = self.state.loaded.weights
         heads = f"{w.n_layers * w.heads} heads"
         if seconds > ASK_ABOVE_S and not self._confirmed:
             self.start_button.setText("Start anyway")
