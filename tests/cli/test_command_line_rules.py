@@ -11,6 +11,7 @@ import pytest
 
 import attention_explorer.api as api
 from attention_explorer.cli import main
+from attention_explorer.engine import backend as engine_backend
 from attention_explorer.session import compute_session as run
 
 SAMPLE = str(Path(__file__).parents[1] / "sample_session.json")
@@ -71,7 +72,7 @@ def test_device_with_numpy_is_refused(capsys):
 
 
 def test_device_without_torch_is_refused(monkeypatch, capsys):
-    monkeypatch.setattr(run, "torch_installed", lambda: False)
+    monkeypatch.setattr(engine_backend, "torch_installed", lambda: False)
     assert main(["compute", SAMPLE, "--backend", "torch", "--device", "cuda"]) == 2
     assert "torch is not installed" in one_line_error(capsys, "attention-explorer compute")
 
