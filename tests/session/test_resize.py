@@ -96,3 +96,13 @@ def test_cross_attention_key_count_changes_keys_and_values_only():
     assert computes(grown)["weights"].shape == (1, 1, 5)
     with pytest.raises(AttentionInputError, match="at least one key token"):
         resize.set_key_token_count(data, 0)
+
+
+def test_self_attention_refuses_different_tokens_and_kv_tokens():
+    """Found by the API fuzz test: tokens=1 with kv_tokens=2 gave 2 tokens, silently."""
+    import attention_explorer as ae
+
+    starter = ae.example("starter")
+    with pytest.raises(AttentionInputError, match="kv_tokens 2 differ"):
+        ae.resize(starter, tokens=1, kv_tokens=2)
+    assert len(ae.resize(starter, tokens=3, kv_tokens=3).tokens) == 3

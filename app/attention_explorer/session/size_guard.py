@@ -84,6 +84,13 @@ def check_resize(
                     name, f"{number} is more than this app computes (at most {LIMITS[name]})"
                 )
         checked[name] = number
+    tokens, kv_tokens = checked.get("tokens"), checked.get("kv_tokens")
+    if tokens and kv_tokens and tokens != kv_tokens and data.config.attention != "cross":
+        raise AttentionInputError(
+            "kv_tokens",
+            f"tokens {tokens} and kv_tokens {kv_tokens} differ, but in self-attention the keys "
+            "are the tokens; give one of them, or make the session cross-attention",
+        )
     sizes = _sizes(data, checked)
     if sizes["heads"] * sizes["d_k"] > MAX_D_MODEL:
         raise AttentionInputError(
