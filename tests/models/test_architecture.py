@@ -3,6 +3,7 @@ and keys that change the numbers implemented (checked against transformers in fl
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 import shutil
@@ -146,3 +147,19 @@ def test_float32_gelu_at_the_edges():
     assert np.isnan(gelu(np.array([np.nan], np.float32))[0])
     big = np.array([3e38, -3e38, 2e19, -2e19, 1.0], np.float32)  # x + |x| and x·x overflow
     np.testing.assert_array_equal(gelu(big)[:4], [big[0], 0.0, big[2], 0.0])
+
+
+def test_every_file_of_the_families_folder_is_a_registered_family():
+    """A family is one file: the registry finds each module without a list kept by hand."""
+    from pathlib import Path
+
+    from attention_explorer.pretrained import families
+
+    files = sorted(p.stem for p in Path(families.__file__).parent.glob("*.py"))
+    records = [
+        importlib.import_module(f"{families.__name__}.{stem}").ARCHITECTURE
+        for stem in files
+        if stem != "__init__"
+    ]
+    assert len(records) >= 5
+    assert families.FAMILIES == {arch.family: arch for arch in records}

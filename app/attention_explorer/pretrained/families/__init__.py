@@ -1,28 +1,27 @@
-"""The registry of model families: one :class:`Architecture` per file, listed here.
+"""The registry of model families: one :class:`Architecture` per file of this folder.
 
-Adding a family (Llama, Qwen2, Mistral…) is one new file defining ``ARCHITECTURE`` and one
-line in :data:`FAMILIES`.
+Adding a family (Llama, Qwen2, Mistral…) is one new file defining ``ARCHITECTURE``: every
+module here is found and read in name order, so no list is kept by hand.
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from collections.abc import Mapping
 
 from attention_explorer.pretrained.architecture import Architecture
-from attention_explorer.pretrained.families import bert, gpt2, llama, mistral, qwen2
 from attention_explorer.pretrained.model_errors import ModelError
 
+
+def _family_records() -> tuple[Architecture, ...]:
+    """The ``ARCHITECTURE`` of every module in this folder, in module-name order."""
+    names = sorted(info.name for info in pkgutil.iter_modules(__path__))
+    return tuple(importlib.import_module(f"{__name__}.{name}").ARCHITECTURE for name in names)
+
+
 #: Every supported family, by its registry key.
-FAMILIES: dict[str, Architecture] = {
-    arch.family: arch
-    for arch in (
-        bert.ARCHITECTURE,
-        gpt2.ARCHITECTURE,
-        llama.ARCHITECTURE,
-        qwen2.ARCHITECTURE,
-        mistral.ARCHITECTURE,
-    )
-}
+FAMILIES: dict[str, Architecture] = {arch.family: arch for arch in _family_records()}
 
 #: What an unsupported-architecture message lists.
 SUPPORTED_TEXT = "; ".join(arch.label for arch in FAMILIES.values())
