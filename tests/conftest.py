@@ -16,3 +16,14 @@ def _forget_cuts():
     MEMORY.clear()
     yield
     MEMORY.clear()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _widget_application_first(request):
+    """Each test process makes the full QApplication (pytest-qt's ``qapp``) before any test.
+
+    An export made first creates a plain QGuiApplication (exporting/qt_app.py), which
+    pytest-qt then reuses, and the next QWidget aborts the process. Run in one process in
+    file order, the window benchmarks' tests happened to come first; spread over workers, the
+    order is no longer fixed."""
+    request.getfixturevalue("qapp")
