@@ -27,7 +27,7 @@ def test_a_stage_drawn_as_an_array_of_its_kind_matches_its_own_frame(name):
     values = trace.stage(name, 0)
     drawn = frame_for_array(values, stage(name).kind, own.heading, own.row_labels, own.col_labels)
     assert drawn.levels == own.levels and drawn.ticks == own.ticks
-    np.testing.assert_array_equal(drawn.hidden, own.hidden)
+    np.testing.assert_array_equal(drawn.masked_cells, own.masked_cells)
     np.testing.assert_allclose(drawn.image, own.image)
     assert drawn.texts == own.texts
 
@@ -52,7 +52,7 @@ def test_a_difference_map_is_signed_and_keeps_hidden_cells_hidden():
     )
     low, high = frame.levels
     assert low == -high  # symmetric about 0: the diverging map's neutral middle
-    assert frame.hidden[0, 1] and not frame.hidden[1, 0]  # hidden before: hidden here
+    assert frame.masked_cells[0, 1] and not frame.masked_cells[1, 0]  # masked before: masked here
     assert frame.texts[1] == MASKED_TEXT and frame.texts[4] == "0"
     assert frame.heading == "masked: no mask − causal"
     assert difference_frame([[1.0]], [[3.0]], "t", "a", "b").texts == ["2"]  # after − before

@@ -59,11 +59,11 @@ def test_shrink_marks_only_fully_masked_blocks_and_stays_finite():
     data[1, 3] = -np.inf
     for how in ("max", "mean"):
         shrunk = shrink(data, how, limit=2)
-        assert not shrunk.hidden.any() and np.isfinite(shrunk.image).all()
+        assert not shrunk.masked_cells.any() and np.isfinite(shrunk.image).all()
     assert shrink(data, "max", limit=2).image[0, 1] == 6.0  # only the finite cell counts
     data[1, 2] = -np.inf
     shrunk = shrink(data, "max", limit=2)
-    np.testing.assert_array_equal(shrunk.hidden, [[False, True], [False, False]])
+    np.testing.assert_array_equal(shrunk.masked_cells, [[False, True], [False, False]])
     assert shrunk.image[0, 1] == 0 and np.isfinite(shrunk.image).all()
 
 

@@ -45,7 +45,7 @@ def test_long_scores_are_coloured_by_their_block_means_and_the_title_says_so():
     assert np.isclose(inside.mean(), 0.99, atol=0.005)
     masked = build_frame(trace, "masked", 0)
     assert "colours fit 99% of the means" in masked.heading
-    assert masked.hidden[0, -1] and not masked.hidden[-1, 0]  # the causal corner stays hidden
+    assert masked.masked_cells[0, -1] and not masked.masked_cells[-1, 0]  # causal corner
     weights = build_frame(trace, "weights", 0)
     assert weights.levels == (0.0, 1.0) and "colours fit" not in weights.heading
 

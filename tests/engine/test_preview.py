@@ -56,7 +56,9 @@ def test_a_preview_is_the_shrink_of_the_full_stage(monkeypatch, normalizer, mask
             expected = shrink(whole, stage(name).shrink, limit)
             assert preview.block == expected.block, name
             _close(preview.image[index], expected.image, name)
-            np.testing.assert_array_equal(preview.hidden[index], expected.hidden, err_msg=name)
+            np.testing.assert_array_equal(
+                preview.masked_cells[index], expected.masked_cells, err_msg=name
+            )
             got = levels_from_range(name, preview.low[index], preview.high[index])
             np.testing.assert_allclose(got, levels_for(name, whole), rtol=1e-6, err_msg=name)
     weights = previewed.preview("weights")
@@ -135,7 +137,7 @@ def test_frames_from_previews_match_frames_from_full_stages(scale):
         assert a.heading == b.heading and a.block == b.block, name
         np.testing.assert_allclose(b.levels, a.levels, rtol=1e-6, err_msg=name)
         _close(b.image, a.image, name)
-        np.testing.assert_array_equal(b.hidden, a.hidden, err_msg=name)
+        np.testing.assert_array_equal(b.masked_cells, a.masked_cells, err_msg=name)
         zoomed_a = build_frame(full, name, head, region=(10, 30, 5, 25), limit=16)
         zoomed_b = build_frame(previewed, name, head, region=(10, 30, 5, 25), limit=16)
         _close(zoomed_b.image, zoomed_a.image, name)  # exact cells, recomputed rows

@@ -44,7 +44,7 @@ def assert_views_match(window, rtol=1e-6):
         np.testing.assert_allclose(
             image, np.where(np.isfinite(values), values, 0.0), rtol=rtol, atol=1e-7, err_msg=stage
         )
-        np.testing.assert_array_equal(view.frame.hidden, ~np.isfinite(values), err_msg=stage)
+        np.testing.assert_array_equal(view.frame.masked_cells, ~np.isfinite(values), err_msg=stage)
     return trace
 
 

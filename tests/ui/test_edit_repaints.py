@@ -65,7 +65,7 @@ def calls_of(monkeypatch, obj, name: str) -> list:
 def expected_colours(view: HeatmapView) -> list[str]:
     """The text colour each cell needs on its background, worked out from the frame."""
     frame = view.frame
-    rgb = cell_rgb(frame.positions(), frame.hidden, table_for(view.stage, view.prefs))
+    rgb = cell_rgb(frame.positions(), frame.masked_cells, table_for(view.stage, view.prefs))
     return ["#000000" if d else "#ffffff" for d in dark_text(rgb).reshape(-1)]
 
 

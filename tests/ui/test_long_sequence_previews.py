@@ -56,7 +56,7 @@ def test_the_views_draw_previews_equal_to_the_full_stages(long_panel, qtbot):
         expected = shrink(whole, stage(name).shrink)
         assert view.frame.block == (2, 2), name
         np.testing.assert_allclose(view.frame.image, expected.image, rtol=1e-5, atol=1e-6)
-        np.testing.assert_array_equal(view.frame.hidden, expected.hidden, err_msg=name)
+        np.testing.assert_array_equal(view.frame.masked_cells, expected.masked_cells, err_msg=name)
         # signed block means are coloured on levels fitted to them (the title says so)
         levels = signed_levels(name, expected) or levels_for(name, whole)
         np.testing.assert_allclose(view.frame.levels, levels, rtol=1e-5)

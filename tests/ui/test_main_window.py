@@ -123,20 +123,20 @@ def test_mask_combo_hides_the_right_keys(qtbot, window):
     n = len(window.session.tokens)
     with qtbot.waitSignal(window.live.updated, timeout=RECOMPUTE_MS):
         choose(window.controls.mask, "none")
-    assert not masked.frame.hidden.any()
+    assert not masked.frame.masked_cells.any()
     assert (w.frame.image > 0).all()
     assert_views_match(window)
     with qtbot.waitSignal(window.live.updated, timeout=RECOMPUTE_MS):
         choose(window.controls.mask, "padding")
-    hidden = np.zeros((n, n), bool)
-    hidden[:, -1] = True  # the last key is padding
-    np.testing.assert_array_equal(masked.frame.hidden, hidden)
+    masked_cells = np.zeros((n, n), bool)
+    masked_cells[:, -1] = True  # the last key is padding
+    np.testing.assert_array_equal(masked.frame.masked_cells, masked_cells)
     assert (w.frame.image[:, -1] == 0).all()
     assert window.controls.pad.isEnabled() and window.controls.pad.value() == 1
     assert_views_match(window)
     with qtbot.waitSignal(window.live.updated, timeout=RECOMPUTE_MS):
         choose(window.controls.mask, "causal")
-    np.testing.assert_array_equal(masked.frame.hidden, ~np.tri(n, n, dtype=bool))
+    np.testing.assert_array_equal(masked.frame.masked_cells, ~np.tri(n, n, dtype=bool))
     assert_views_match(window)
 
 
@@ -193,7 +193,7 @@ def test_clicking_the_masked_view_toggles_a_custom_mask_cell(qtbot, window):
     expected = np.tri(4, 4, dtype=bool)
     expected[2, 1] = False
     np.testing.assert_array_equal(allowed, expected)
-    np.testing.assert_array_equal(masked.frame.hidden, ~allowed)
+    np.testing.assert_array_equal(masked.frame.masked_cells, ~allowed)
     w = weights(window)
     assert (w[~allowed] == 0).all() and (w[allowed] > 0).all()
     np.testing.assert_array_equal(w[[0, 1, 3]], before[[0, 1, 3]])  # other rows untouched

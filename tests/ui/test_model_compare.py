@@ -39,10 +39,12 @@ def test_an_edit_shows_as_the_difference_of_the_two_traces(qtbot, window):
     after = compute_session(window.session.data()).stage("weights", 1)
     frame = compare.views["difference"].frame
     diff = np.where(np.isneginf(before) & np.isneginf(after), 0.0, after - before)
-    np.testing.assert_allclose(frame.image[~frame.hidden], diff[~frame.hidden], atol=1e-6)
+    np.testing.assert_allclose(
+        frame.image[~frame.masked_cells], diff[~frame.masked_cells], atol=1e-6
+    )
     bound = np.abs(diff[np.isfinite(diff)]).max()
     assert frame.levels == (-bound, bound) or np.allclose(frame.levels, (-bound, bound))
-    assert frame.hidden.sum() == np.isneginf(after).sum()  # causal: masked in both
+    assert frame.masked_cells.sum() == np.isneginf(after).sum()  # causal: masked in both
     assert compare.views["original"].frame.levels == (0.0, 1.0)
     assert compare.views["edited"].frame.heading.startswith("edited: ")
 

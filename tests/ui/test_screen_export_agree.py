@@ -80,22 +80,22 @@ def test_screen_and_export_agree(qtbot, causal, stage, tmp_path):
 def test_masked_cells_look_the_same_on_screen_and_in_pictures(qtbot, causal, tmp_path):
     data, trace = causal
     view = _screen(qtbot, data, trace, "masked")
-    hidden = ~trace["mask"]  # [n, m]
-    assert hidden.any()
-    texts = np.array(drawn_texts(view)).reshape(hidden.shape)
-    assert (texts[hidden] == MASKED_TEXT).all()
-    overlay = view.hidden_overlay.image  # [n, m, rgba] drawn over the heatmap
-    assert tuple(overlay[hidden][0][:3]) == MASKED_RGB
+    blocked = ~trace["mask"]  # [n, m]
+    assert blocked.any()
+    texts = np.array(drawn_texts(view)).reshape(blocked.shape)
+    assert (texts[blocked] == MASKED_TEXT).all()
+    overlay = view.masked_overlay.image  # [n, m, rgba] drawn over the heatmap
+    assert tuple(overlay[blocked][0][:3]) == MASKED_RGB
     size, dpi = (1200, 900), 150
     path = export_stage(trace, "masked", trace.heads[0], tmp_path / "m.png", size=size, dpi=dpi)
     image = QImage(str(path))
     (rect,) = heatmap_rects(stage_figure(trace, "masked", trace.heads[0]), size, dpi)
-    i, j = map(int, np.argwhere(hidden)[0])
-    cw, ch = rect.width() / hidden.shape[1], rect.height() / hidden.shape[0]
+    i, j = map(int, np.argwhere(blocked)[0])
+    cw, ch = rect.width() / blocked.shape[1], rect.height() / blocked.shape[0]
     colour = image.pixelColor(int(rect.x() + (j + 0.12) * cw), int(rect.y() + (i + 0.12) * ch))
     assert (colour.red(), colour.green(), colour.blue()) == MASKED_RGB
     svg = _svg_texts(export_stage(trace, "masked", trace.heads[0], tmp_path / "m.svg"))
-    assert svg.count(MASKED_TEXT) == int(hidden.sum())
+    assert svg.count(MASKED_TEXT) == int(blocked.sum())
 
 
 def test_three_tokens_export_prints_the_exact_weights_by_default(tmp_path):

@@ -112,12 +112,12 @@ def test_causal_mask_marks_hidden_cells_without_non_finite_data(setup, qtbot):
     hidden_by_mask = ~live.trace["mask"]  # [n, m]
     assert hidden_by_mask.any()
     assert np.isfinite(view.frame.image).all()
-    np.testing.assert_array_equal(view.frame.hidden, hidden_by_mask)
-    assert view.hidden_overlay.isVisible()
+    np.testing.assert_array_equal(view.frame.masked_cells, hidden_by_mask)
+    assert view.masked_overlay.isVisible()
     texts = np.array(drawn_texts(view)).reshape(hidden_by_mask.shape)
     assert (texts[hidden_by_mask] == "−∞").all()
     assert "−∞" not in texts[~hidden_by_mask]
-    assert not panel.view("scores").frame.hidden.any()
+    assert not panel.view("scores").frame.masked_cells.any()
     for stage in panel.shown_stages():
         stage_view = panel.view(stage)
         assert np.isfinite(stage_view.frame.image).all()
@@ -194,13 +194,13 @@ def test_downsample_marks_only_fully_hidden_blocks():
     data[0, 2:] = -np.inf
     data[1, 3] = -np.inf
     shrunk = shrink(data, "mean", limit=2)
-    image, hidden = shrunk.image, shrunk.hidden
-    np.testing.assert_array_equal(hidden, [[False, False], [False, False]])
+    image, masked_cells = shrunk.image, shrunk.masked_cells
+    np.testing.assert_array_equal(masked_cells, [[False, False], [False, False]])
     assert image[0, 1] == pytest.approx(6.0)  # only the finite cell (1, 2) counts
     data[1, 2] = -np.inf
     shrunk = shrink(data, "mean", limit=2)
-    image, hidden = shrunk.image, shrunk.hidden
-    np.testing.assert_array_equal(hidden, [[False, True], [False, False]])
+    image, masked_cells = shrunk.image, shrunk.masked_cells
+    np.testing.assert_array_equal(masked_cells, [[False, True], [False, False]])
     assert np.isfinite(image).all()
 
 

@@ -80,7 +80,7 @@ def test_a_fully_masked_row_gives_zero_weights_a_message_and_no_nan(qtbot, windo
     trace = assert_views_match(window)
     assert trace.fully_masked_rows == (0,)
     assert (weights(window)[0] == 0).all()
-    assert window.stages.view("masked").frame.hidden[0].all()
+    assert window.stages.view("masked").frame.masked_cells[0].all()
     assert "Every key is hidden from The" in window.statusBar().currentMessage()
     for view in map(window.stages.view, window.stages.shown_stages()):
         assert np.isfinite(view.frame.image).all(), view.stage

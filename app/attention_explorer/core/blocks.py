@@ -40,7 +40,7 @@ def _reduce(data: np.ndarray, fr: int, fc: int, how: str, dtype) -> np.ndarray:
 
 
 def _blocks(data: np.ndarray, fr: int, fc: int, how: str, dtype) -> tuple[np.ndarray, np.ndarray]:
-    """(image, hidden) of ``fr`` x ``fc`` blocks: max or mean of each block's finite cells."""
+    """(image, masked_cells) of ``fr`` x ``fc`` blocks: max or mean of each block's finite cells."""
     rows, cols = data.shape
     out_r, out_c = -(-rows // fr), -(-cols // fc)
     if rows % fr or cols % fc:  # pad with masked cells, which no block rule counts
@@ -50,20 +50,20 @@ def _blocks(data: np.ndarray, fr: int, fc: int, how: str, dtype) -> tuple[np.nda
     with np.errstate(over="ignore", invalid="ignore"):  # float32 overflow: the caller retries
         if how == "max":  # −∞ never wins a max unless the whole block is masked
             image = _reduce(data, fr, fc, "max", dtype)  # [out_r, out_c]
-            hidden = np.isneginf(image)
+            masked_cells = np.isneginf(image)
         else:
             # A block sum is finite only when every cell of the block is (−∞ stays −∞, +∞
             # and −∞ give NaN), so the sums tell at once whether any cell is masked.
             sums = _reduce(data, fr, fc, "sum", dtype)  # [out_r, out_c]
             if np.isfinite(sums).all():
                 image = sums / (fr * fc)
-                hidden = np.zeros((out_r, out_c), dtype=bool)
+                masked_cells = np.zeros((out_r, out_c), dtype=bool)
             else:  # masked cells are left out of the sums and the counts
                 finite = np.isfinite(data)  # [R, C]
                 sums = _reduce(np.where(finite, data, 0.0), fr, fc, "sum", dtype)
                 count = _reduce(finite, fr, fc, "sum", np.int32)  # [out_r, out_c]
-                image, hidden = sums / np.maximum(count, 1), count == 0
-    return np.where(hidden, 0.0, image).astype(dtype, copy=False), hidden
+                image, masked_cells = sums / np.maximum(count, 1), count == 0
+    return np.where(masked_cells, 0.0, image).astype(dtype, copy=False), masked_cells
 
 
 def block_factors(rows: int, cols: int, limit: int = DISPLAY_LIMIT) -> tuple[int, int]:
@@ -75,15 +75,15 @@ def block_factors(rows: int, cols: int, limit: int = DISPLAY_LIMIT) -> tuple[int
 def reduce_blocks(
     values: np.ndarray, fr: int, fc: int, how: str, narrow: bool = True
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(image, hidden) of the ``fr`` x ``fc`` blocks of ``values [rows, cols]`` (may hold
-    −∞): each block's max or mean of its finite cells; the image is finite (hidden blocks 0),
+    """(image, masked_cells) of the ``fr`` x ``fc`` blocks of ``values [rows, cols]`` (may hold
+    −∞): each block's max or mean of its finite cells; the image is finite (masked blocks 0),
     float32 unless a value lies beyond float32's range (then float64). float32 values add up
     in float32 (float64 only when that overflows), float64 values in float64 (and stay
     float64 when ``narrow`` is False: for pieces of one image, narrowed once at the end)."""
     if values.dtype == np.float64:  # float64 stages add up in float64, block by block alike
-        image, hidden = _blocks(values, fr, fc, how, np.float64)
-        return (fits_float32(image) if narrow else image), hidden
-    image, hidden = _blocks(values, fr, fc, how, np.float32)
+        image, masked_cells = _blocks(values, fr, fc, how, np.float64)
+        return (fits_float32(image) if narrow else image), masked_cells
+    image, masked_cells = _blocks(values, fr, fc, how, np.float32)
     if not np.isfinite(image).all():  # float32 overflowed: values beyond its range
-        image, hidden = _blocks(values, fr, fc, how, np.float64)
-    return fits_float32(image), hidden
+        image, masked_cells = _blocks(values, fr, fc, how, np.float64)
+    return fits_float32(image), masked_cells

@@ -35,7 +35,7 @@ def _checked(values, row_labels, col_labels) -> np.ndarray:
         raise ValueError(
             f"{len(row_labels)} row and {len(col_labels)} column labels for a {rows}×{cols} array"
         )
-    # A NaN (−∞ minus −∞: hidden on both sides) is drawn as a hidden cell, never as NaN.
+    # A NaN (−∞ minus −∞: masked on both sides) is drawn as a masked cell, never as NaN.
     return np.where(np.isnan(array), -np.inf, array)
 
 
@@ -67,7 +67,7 @@ def frame_for_array(
         shape=(rows, cols),
         region=(0, rows, 0, cols),
         image=shrunk.image,
-        hidden=shrunk.hidden,
+        masked_cells=shrunk.masked_cells,
         block=shrunk.block,
         levels=levels,
         ticks=colorbar_ticks(levels),
@@ -81,8 +81,8 @@ def frame_for_array(
 
 def difference_frame(before, after, title: str, row_labels, col_labels, **options):
     """The frame of ``after − before`` (a signed map: 0 is the neutral middle), e.g. an edited
-    stage (``after``) against the original (``before``); cells hidden on either side stay
-    hidden."""
+    stage (``after``) against the original (``before``); cells masked on either side stay
+    masked."""
     before, after = np.asarray(before, dtype=np.float64), np.asarray(after, dtype=np.float64)
     if after.shape != before.shape:
         raise ValueError(f"cannot subtract a {before.shape} array from a {after.shape} one")

@@ -54,10 +54,10 @@ def dark_text(rgb: np.ndarray) -> np.ndarray:
     return relative_luminance(rgb) > 0.179
 
 
-def cell_rgb(positions: np.ndarray, hidden: np.ndarray, table: np.ndarray) -> np.ndarray:
+def cell_rgb(positions: np.ndarray, masked_cells: np.ndarray, table: np.ndarray) -> np.ndarray:
     """RGB bytes ``[r, c, 3]``: ``positions`` (0..1 along the map) looked up in ``table``
     ``[256, 3]``, masked cells in MASKED_RGB."""
     index = np.clip(np.rint(np.nan_to_num(positions) * 255.0), 0, 255).astype(np.intp)
     rgb = np.asarray(table)[index]  # [r, c, 3]
-    rgb[hidden] = MASKED_RGB
+    rgb[masked_cells] = MASKED_RGB
     return rgb

@@ -38,7 +38,7 @@ class DisplayFrame:
     """One stage and head as shown: image, masked cells, levels, labels, texts and title.
 
     ``region`` is (first row, end row, first column, end column) of the full stage shown;
-    ``image [r, c]`` is in colour-scale units (finite), ``hidden [r, c]`` marks masked cells;
+    ``image [r, c]`` is in colour-scale units (finite), ``masked_cells [r, c]`` marks masked cells;
     ``texts`` has one string per shown cell, row by row, or is empty when the cells are
     blocks or too many to write.
     """
@@ -49,7 +49,7 @@ class DisplayFrame:
     shape: tuple[int, int]
     region: tuple[int, int, int, int]
     image: np.ndarray
-    hidden: np.ndarray
+    masked_cells: np.ndarray
     block: tuple[int, int]
     levels: tuple[float, float]
     ticks: list[tuple[float, str]]
@@ -122,7 +122,7 @@ def _preview(trace, name: str):
 def _preview_shrunk(preview, index: int) -> Shrunk:
     """One head's (``index``) picture from a preview."""
     image = fits_float32(preview.image[index])
-    return Shrunk(image, preview.hidden[index], preview.block, preview.how)
+    return Shrunk(image, preview.masked_cells[index], preview.block, preview.how)
 
 
 def stage_picture(trace, name: str, head: int | None, limit: int = DISPLAY_LIMIT) -> Shrunk:
@@ -138,10 +138,10 @@ def stage_picture(trace, name: str, head: int | None, limit: int = DISPLAY_LIMIT
     picture = _preview_shrunk(preview, index)
     if max(picture.image.shape) <= limit:
         return picture
-    hidden_as_masked = np.where(picture.hidden, -np.inf, picture.image)  # [R, C]
-    again = shrink(hidden_as_masked, rule, limit)
+    blank_as_masked = np.where(picture.masked_cells, -np.inf, picture.image)  # [R, C]
+    again = shrink(blank_as_masked, rule, limit)
     fr, fc = picture.block
-    return Shrunk(again.image, again.hidden, (fr * again.block[0], fc * again.block[1]), rule)
+    return Shrunk(again.image, again.masked_cells, (fr * again.block[0], fc * again.block[1]), rule)
 
 
 def build_frame(
@@ -206,7 +206,7 @@ def build_frame(
         shape=(rows, cols),
         region=(r0, r1, c0, c1),
         image=image,
-        hidden=shrunk.hidden,
+        masked_cells=shrunk.masked_cells,
         block=shrunk.block,
         levels=levels,
         ticks=ticks,

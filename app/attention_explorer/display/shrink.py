@@ -2,7 +2,8 @@
 
 Weights and the mask shrink by block MAXIMUM, so a single peak (one key a query attends to)
 stays visible in a 4096×4096 matrix; the other stages average their blocks. Masked cells
-(−∞) are left out of each block; a block with no finite cell is ``hidden`` (drawn as masked).
+(−∞) are left out of each block; a block with no finite cell is True in ``masked_cells``
+(drawn as masked).
 
 Signed stages (raw, scaled and masked scores) shown as block means would be a flat pale
 square under levels spanning the whole stage (±80: means of both signs cancel toward 0), so
@@ -28,13 +29,13 @@ SIGNED_PERCENTILE = 99.0
 class Shrunk:
     """A stage at display resolution.
 
-    ``image [r, c]`` is finite (hidden cells hold 0), float32 unless a value needs float64;
-    ``hidden [r, c]`` is True where every cell of the block is masked; ``block`` is the
+    ``image [r, c]`` is finite (masked cells hold 0), float32 unless a value needs float64;
+    ``masked_cells [r, c]`` is True where every cell of the block is masked; ``block`` is the
     (rows, cols) of full-resolution cells per shown cell; ``how`` is "max" or "mean".
     """
 
     image: np.ndarray
-    hidden: np.ndarray
+    masked_cells: np.ndarray
     block: tuple[int, int]
     how: str
 
@@ -57,8 +58,8 @@ def shrink(values: np.ndarray, how: str = "mean", limit: int = DISPLAY_LIMIT) ->
         finite = np.isfinite(values)  # [rows, cols]
         image = values if finite.all() else np.where(finite, values, 0.0)
         return Shrunk(fits_float32(image), ~finite, (1, 1), how)
-    image, hidden = reduce_blocks(values, fr, fc, how)
-    return Shrunk(image, hidden, (fr, fc), how)
+    image, masked_cells = reduce_blocks(values, fr, fc, how)
+    return Shrunk(image, masked_cells, (fr, fc), how)
 
 
 def shrink_rule(name: str) -> str:
@@ -70,10 +71,10 @@ def signed_levels(name: str, shrunk: Shrunk) -> tuple[float, float] | None:
     """Colour levels for a signed stage shown as block means: ±the
     :data:`SIGNED_PERCENTILE` th percentile of the shown means' magnitudes, so the means'
     structure fills the diverging map (a few extreme blocks saturate). None when the stage is
-    not signed, not shrunk, or every shown block is 0 or hidden (the stage's levels stay)."""
+    not signed, not shrunk, or every shown block is 0 or masked (the stage's levels stay)."""
     if stage(name).kind != "signed" or not shrunk.shrunk:
         return None
-    shown = np.abs(shrunk.image[~shrunk.hidden])  # [k] finite magnitudes of shown blocks
+    shown = np.abs(shrunk.image[~shrunk.masked_cells])  # [k] finite magnitudes of shown blocks
     if shown.size == 0:
         return None
     top = float(np.percentile(shown, SIGNED_PERCENTILE))

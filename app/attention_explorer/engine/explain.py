@@ -194,8 +194,8 @@ def _weights_steps(trace: Trace, head, i, j, limit):
     labels = trace.kv_tokens
     kind = trace.config.normalizer
     if i in trace.fully_masked_rows:
-        hidden = f"every key is hidden from query “{trace.tokens[i]}”: its weights are all 0"
-        return [Step(hidden + " by definition", [], 0.0)]
+        why = f"every key is hidden from query “{trace.tokens[i]}”: its weights are all 0"
+        return [Step(why + " by definition", [], 0.0)]
     if kind == "sigmoid":
         title = "sigmoid(x) = 1 / (1 + exp(-x)), each cell on its own"
         return [Step(title, [("x", float(row[j]))], weight)]
@@ -203,12 +203,12 @@ def _weights_steps(trace: Trace, head, i, j, limit):
         weights_row = trace.stage("weights", head)[i]
         support = np.flatnonzero(weights_row > 0)
         tau = float(row[support[0]] - weights_row[support[0]]) if support.size else 0.0
-        shown, hidden = first_terms(lambda t: f"z[{labels[support[t]]}]", row[support], limit)
+        shown, elided = first_terms(lambda t: f"z[{labels[support[t]]}]", row[support], limit)
         return [
             Step(
                 f"sparsemax keeps {support.size} of {row.size} keys (the support)",
                 shown,
-                hidden_terms=hidden,
+                hidden_terms=elided,
                 formula="tau makes the kept weights sum to 1",
             ),
             Step(

@@ -30,7 +30,7 @@ class MaskReason:
     key_label: str
 
     @property
-    def hidden(self) -> bool:
+    def blocked(self) -> bool:
         """True when the mask hides the key from the query."""
         return self.kind != "allowed"
 
@@ -147,8 +147,8 @@ def dot_step(title, lhs, rhs, result, limit):
         product = f"{format_number(left[t])}×{format_number(right[t])}"
         return f"{name(left_name, t)}·{name(right_name, t)} = {product}"
 
-    shown, hidden = first_terms(label, products, limit)
-    return Step(title, shown, float(result), hidden_terms=hidden)
+    shown, elided = first_terms(label, products, limit)
+    return Step(title, shown, float(result), hidden_terms=elided)
 
 
 def rotary_steps(name: str):

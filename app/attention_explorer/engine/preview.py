@@ -32,7 +32,7 @@ PREVIEW_LIMIT = DISPLAY_LIMIT
 class StagePreview:
     """One stage of the kept heads at display resolution (shared stages: one "head").
 
-    ``image [s, R, C]`` (finite, hidden blocks 0), ``hidden [s, R, C]`` (every cell of the
+    ``image [s, R, C]`` (finite, masked blocks 0), ``masked_cells [s, R, C]`` (every cell of the
     block masked), ``block`` = (fr, fc) full cells per shown cell, ``how`` "max" or "mean",
     ``limit`` the display limit it was made for, ``low``/``high [s]`` the finite min and max
     of the whole stage (±inf when it has no finite cell; for ``masked``, a signed stage whose
@@ -42,7 +42,7 @@ class StagePreview:
     """
 
     image: np.ndarray
-    hidden: np.ndarray
+    masked_cells: np.ndarray
     block: tuple[int, int]
     how: str
     limit: int
@@ -72,7 +72,7 @@ class PreviewBuilder:
         self.how, self.limit, self.n = how, limit, n
         self.block = block_factors(n, m, limit)
         self._images: list[dict[int, np.ndarray]] = [{} for _ in range(heads)]
-        self._hidden: list[dict[int, np.ndarray]] = [{} for _ in range(heads)]
+        self._masked_cells: list[dict[int, np.ndarray]] = [{} for _ in range(heads)]
         self.levels = levels  #: False for stages with fixed levels: no range kept
         self.low = np.full(heads, np.inf)  # [s]
         self.high = np.full(heads, -np.inf)  # [s]
@@ -80,22 +80,24 @@ class PreviewBuilder:
         self.row_high = np.full((heads, n), -np.inf) if row_range else None  # [s, n]
 
     def shrink(self, values: np.ndarray) -> tuple[list, list]:
-        """Each head's (image, hidden) of ``values [c, rows, m]`` by this stage's rule."""
+        """Each head's (image, masked_cells) of ``values [c, rows, m]`` by this stage's rule."""
         fr, fc = self.block
         c, rows = values.shape[0], values.shape[1]
         if rows % fr == 0:  # whole blocks: every head in one pass over [c*rows, m]
-            image, hidden = reduce_blocks(
+            image, masked_cells = reduce_blocks(
                 values.reshape(c * rows, -1), fr, fc, self.how, narrow=False
             )
-            return list(image.reshape(c, rows // fr, -1)), list(hidden.reshape(c, rows // fr, -1))
+            return list(image.reshape(c, rows // fr, -1)), list(
+                masked_cells.reshape(c, rows // fr, -1)
+            )
         pairs = [reduce_blocks(values[h], fr, fc, self.how, False) for h in range(c)]  # padded
         return [p[0] for p in pairs], [p[1] for p in pairs]
 
-    def store(self, r0: int, first_head: int, images, hiddens, low=None, high=None) -> None:
+    def store(self, r0: int, first_head: int, images, masked_lists, low=None, high=None) -> None:
         """Keep the shrunk rows from ``r0`` of heads ``first_head ..`` and their range."""
-        for h, (image, hidden) in enumerate(zip(images, hiddens)):
+        for h, (image, masked_cells) in enumerate(zip(images, masked_lists)):
             self._images[first_head + h][r0] = image  # [rows/fr, C]
-            self._hidden[first_head + h][r0] = hidden
+            self._masked_cells[first_head + h][r0] = masked_cells
         if low is not None:
             heads = slice(first_head, first_head + len(images))
             np.minimum(self.low[heads], low, out=self.low[heads])
@@ -107,11 +109,11 @@ class PreviewBuilder:
         """Rows ``r0 .. r0 + rows`` of heads ``first_head ..``: ``values [c, rows, m]`` (may
         hold −∞), ``allowed [rows, m]`` the keys each row may see (for the per-row range).
         ``r0`` is a multiple of the block height."""
-        images, hiddens = self.shrink(values)
+        images, masked_lists = self.shrink(values)
         low = high = None
         if self.levels:
             low, high = finite_range(values)
-        self.store(r0, first_head, images, hiddens, low, high)
+        self.store(r0, first_head, images, masked_lists, low, high)
         if self.row_low is not None:
             self.add_row_range(r0, values, allowed, first_head)
 
@@ -126,10 +128,10 @@ class PreviewBuilder:
     def result(self) -> StagePreview:
         """The finished preview (every row added)."""
         image = np.stack([_in_row_order(parts) for parts in self._images])  # [s, R, C]
-        hidden = np.stack([_in_row_order(parts) for parts in self._hidden])  # [s, R, C]
+        masked_cells = np.stack([_in_row_order(parts) for parts in self._masked_cells])  # [s, R, C]
         return StagePreview(
             image=image,
-            hidden=hidden,
+            masked_cells=masked_cells,
             block=self.block,
             how=self.how,
             limit=self.limit,
@@ -164,7 +166,7 @@ class SquarePreviews:
     times the scale factor (its block means and range are those of ``scores``, scaled),
     ``masked`` is ``scaled`` where the mask allows (its means and range come from the
     allowed cells, counted once per block for every head), the weights' range is fixed
-    (0..1) and hidden keys weigh 0, so each row's largest weight needs no mask.
+    (0..1) and blocked keys weigh 0, so each row's largest weight needs no mask.
     """
 
     def __init__(
@@ -192,23 +194,23 @@ class SquarePreviews:
         """Rows ``r0 ..`` of heads ``first_head ..``: ``values[name] [c, rows, m]`` (numpy),
         ``allowed [rows, m]``."""
         fr, fc = self.block
-        done: dict[str, tuple] = {}  # name -> (images, hiddens, low, high)
+        done: dict[str, tuple] = {}  # name -> (images, masked_lists, low, high)
         scores = self.builders.get("scores")
         if scores is not None:
-            images, hiddens = scores.shrink(values["scores"])
-            done["scores"] = (images, hiddens, *finite_range(values["scores"]))
+            images, masked_lists = scores.shrink(values["scores"])
+            done["scores"] = (images, masked_lists, *finite_range(values["scores"]))
         if "scaled" in self.builders:
             if "scores" in done and self.factor > 0:
-                images, hiddens, low, high = done["scores"]
+                images, masked_lists, low, high = done["scores"]
                 done["scaled"] = (
                     [i * self.factor for i in images],
-                    hiddens,
+                    masked_lists,
                     low * self.factor,
                     high * self.factor,
                 )
             else:
-                images, hiddens = self.builders["scaled"].shrink(values["scaled"])
-                done["scaled"] = (images, hiddens, *finite_range(values["scaled"]))
+                images, masked_lists = self.builders["scaled"].shrink(values["scaled"])
+                done["scaled"] = (images, masked_lists, *finite_range(values["scaled"]))
         whole = allowed.shape[0] % fr == 0 and allowed.shape[1] % fc == 0  # [rows, m]
         if "masked" in self.builders and whole and "scaled" in values:
             scaled_images = done["scaled"][0] if "scaled" in done else None
@@ -217,21 +219,21 @@ class SquarePreviews:
             if name in done:
                 builder.store(r0, first_head, *done[name])
             elif name == "weights":
-                images, hiddens = builder.shrink(values[name])
-                builder.store(r0, first_head, images, hiddens)
+                images, masked_lists = builder.shrink(values[name])
+                builder.store(r0, first_head, images, masked_lists)
                 rows_of = slice(r0, r0 + values[name].shape[1])
                 heads = slice(first_head, first_head + values[name].shape[0])
                 low = np.min(values[name], axis=2, where=allowed, initial=np.inf)  # [c, rows]
                 builder.row_low[heads, rows_of] = low
-                builder.row_high[heads, rows_of] = values[name].max(axis=2)  # hidden weigh 0
+                builder.row_high[heads, rows_of] = values[name].max(axis=2)  # blocked keys weigh 0
             else:
                 builder.add(r0, values[name], allowed, first_head)
 
     def _masked(self, r0: int, scaled: np.ndarray, allowed: np.ndarray, scaled_images) -> tuple:
-        """(images, hiddens, low, high) of ``masked`` from ``scaled [c, rows, m]``: block
-        means over the allowed cells only, blocks with none hidden. A block whose keys are all
+        """(images, masked_lists, low, high) of ``masked`` from ``scaled [c, rows, m]``: block
+        means over the allowed cells only, blocks with none masked. A block whose keys are all
         visible is the scaled block itself (``scaled_images``, when given): only the columns
-        holding partly hidden blocks (the diagonal of a causal mask) are averaged here."""
+        holding partly masked blocks (the diagonal of a causal mask) are averaged here."""
         fr, fc = self.block
         c, rows, m = scaled.shape
         cached = self.share is not None and scaled.dtype == np.float32
@@ -239,19 +241,19 @@ class SquarePreviews:
             share = self.share[r0 // fr : r0 // fr + rows // fr]  # [rows/fr, C], of the mask
         else:  # float64 passes count in float64 (a share like 4/9 is not exact in float32)
             share, _ = reduce_blocks(allowed.astype(float), fr, fc, "mean", narrow=False)
-        zeroed = scaled * allowed  # [c, rows, m], hidden cells 0 (a product: no slow where)
-        hidden = share == 0  # [rows/fr, C]
+        zeroed = scaled * allowed  # [c, rows, m], masked cells 0 (a product: no slow where)
+        masked_cells = share == 0  # [rows/fr, C]
         if cached and scaled_images is not None:
             whole = share == 1  # [rows/fr, C]
             image = np.where(whole, np.stack(scaled_images), 0.0)  # [c, rows/fr, C]
-            partly = ~(whole | hidden)
+            partly = ~(whole | masked_cells)
             columns = np.flatnonzero(partly.any(axis=0))
             lo, hi = (int(columns[0]), int(columns[-1]) + 1) if columns.size else (0, 0)
             width = slice(lo * fc, hi * fc)
             cells = slice(lo, hi)
         else:
             image = np.zeros((c, rows // fr, share.shape[1]))
-            partly, width, cells = ~hidden, slice(None), slice(None)
+            partly, width, cells = ~masked_cells, slice(None), slice(None)
         if partly[:, cells].size:
             part = np.ascontiguousarray(zeroed[:, :, width]).reshape(c * rows, -1)
             means, _ = reduce_blocks(part, fr, fc, "mean", narrow=False)
@@ -266,7 +268,7 @@ class SquarePreviews:
             low = np.min(scaled, axis=(1, 2), where=allowed, initial=np.inf)  # [c]
             high = np.max(scaled, axis=(1, 2), where=allowed, initial=-np.inf)
         image = image.astype(scaled.dtype, copy=False)
-        return list(image), [hidden] * c, low, high
+        return list(image), [masked_cells] * c, low, high
 
     def results(self) -> dict[str, StagePreview]:
         """Every stage's finished preview."""

@@ -28,12 +28,13 @@ from attention_explorer.writing.export_errors import ExportError
 class Panel:
     """One heatmap: the shown cells, which are masked, their texts and their labels.
 
-    ``values [r, c]`` are in colour-scale units (finite); ``hidden [r, c]`` marks masked cells;
+    ``values [r, c]`` are in colour-scale units (finite); ``masked_cells [r, c]`` marks the
+    masked cells;
     ``texts`` has one string per cell, row by row (empty: no numbers to write).
     """
 
     values: np.ndarray
-    hidden: np.ndarray
+    masked_cells: np.ndarray
     texts: list[str]
     row_labels: tuple[str, ...]
     col_labels: tuple[str, ...]
@@ -44,7 +45,7 @@ class Panel:
         """The panel that draws ``frame`` (block labels where cells are blocks)."""
         return cls(
             values=frame.image,
-            hidden=frame.hidden,
+            masked_cells=frame.masked_cells,
             texts=frame.texts,
             row_labels=tuple(map(plain_text, block_labels(frame.row_labels, frame.block[0]))),
             col_labels=tuple(map(plain_text, block_labels(frame.col_labels, frame.block[1]))),
@@ -74,7 +75,7 @@ class Figure:
     @property
     def has_masked(self) -> bool:
         """True when some cell is masked (drawn grey with "−∞", with a legend)."""
-        return any(p.hidden.any() for p in self.panels)
+        return any(p.masked_cells.any() for p in self.panels)
 
 
 def _describe(trace: Trace, stage: str) -> str:

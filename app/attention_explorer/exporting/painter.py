@@ -123,8 +123,8 @@ def _cells(painter, fig: Figure, panel: Panel, rect: QRectF, lay: Layout, fonts:
     values = panel.values
     rows, cols = values.shape
     cw, ch = rect.width() / cols, rect.height() / rows
-    finite = ~panel.hidden
-    rgb = cell_rgb(_positions(values, fig.levels), panel.hidden, lookup_table(fig.cmap))
+    finite = ~panel.masked_cells
+    rgb = cell_rgb(_positions(values, fig.levels), panel.masked_cells, lookup_table(fig.cmap))
     if rows * cols > MAX_RECT_CELLS or min(cw, ch) < 3:
         _cells_as_image(painter, rgb, rect)
         painter.setPen(QPen(FRAME, max(0.5, lay.base * 0.05)))

@@ -92,19 +92,19 @@ def mask(ctx: Context) -> WalkStep:
         )
         return WalkStep("mask", "Mask: none", "masked", ctx.head, ((i, j),), text)
     allowed = trace.stage("mask")
-    hidden = [int(c) for c in np.flatnonzero(~allowed[i])]
-    named = hidden[:MAX_NAMED_KEYS]  # a causal row of 4096 keys is not read token by token
+    blocked = [int(c) for c in np.flatnonzero(~allowed[i])]
+    named = blocked[:MAX_NAMED_KEYS]  # a causal row of 4096 keys is not read token by token
     parts = [
         f"This session uses {_MASK_WORDS.get(kind, kind)}. A hidden key's score becomes "
         "-inf, which the next step turns into a weight of exactly 0."
     ]
     cells: list[tuple[int, int]] = [(i, j)] + [(i, c) for c in named if c != j]
-    if hidden:
+    if blocked:
         names = ", ".join(tok(trace.kv_tokens[c]) for c in named)
-        if len(hidden) > len(named):
-            names += f" and {len(hidden) - len(named)} more"
+        if len(blocked) > len(named):
+            names += f" and {len(blocked) - len(named)} more"
         parts.append(
-            f"For {ctx.q_tok} it hides {names}: {reason_words(_reason(ctx, i, hidden[0]))}."
+            f"For {ctx.q_tok} it hides {names}: {reason_words(_reason(ctx, i, blocked[0]))}."
         )
     else:
         parts.append(f"{ctx.q_tok} may look at every key: nothing is hidden in its row.")

@@ -38,7 +38,7 @@ class Focus:
     row: int
     col: int
     kind: str
-    hidden: int = 0
+    blocked: int = 0
     visible: int = 0
     lowest: float = 0.0
     highest: float = 0.0
@@ -99,7 +99,7 @@ def describe_focus(trace: Trace, head: int, row: int, col: int, kind: str) -> Fo
 
 
 def _informative(focus: Focus) -> bool:
-    return focus.hidden > 0 and focus.visible >= 2 and focus.spread >= NEAR_UNIFORM
+    return focus.blocked > 0 and focus.visible >= 2 and focus.spread >= NEAR_UNIFORM
 
 
 def is_content(token: str) -> bool:
@@ -150,7 +150,7 @@ def why_text(trace: Trace, focus: Focus) -> str:
     if focus.kind == "example":
         return f"We follow {name}, the query this example is about."
     reasons = (
-        f"the mask hides {focus.hidden} of its {focus.hidden + focus.visible} keys, so masking "
+        f"the mask hides {focus.blocked} of its {focus.blocked + focus.visible} keys, so masking "
         f"changes its row, and its weights are far from even (from {num(focus.lowest)} to "
         f"{num(focus.highest)})"
     )

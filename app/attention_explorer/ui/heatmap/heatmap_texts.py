@@ -96,7 +96,7 @@ class CellTexts(pg.GraphicsObject):
             texts = []
         dark: list[bool] = []
         if texts:
-            rgb = cell_rgb(frame.positions(), frame.hidden, table)  # [r, c, 3]
+            rgb = cell_rgb(frame.positions(), frame.masked_cells, table)  # [r, c, 3]
             dark = dark_text(rgb).reshape(-1).tolist()  # [r*c]
             if size != self.font.pointSizeF():
                 self.font.setPointSizeF(size)

@@ -88,9 +88,9 @@ class HeatmapView(QFrame):
         self.image = FastImageItem(axisOrder="row-major")
         self.image.setImage(np.zeros((1, 1), np.float32), autoLevels=False, levels=(0.0, 1.0))
         plot.addItem(self.image)
-        self.hidden_overlay = FastImageItem(axisOrder="row-major")
-        self.hidden_overlay.setZValue(1)
-        plot.addItem(self.hidden_overlay)
+        self.masked_overlay = FastImageItem(axisOrder="row-major")
+        self.masked_overlay.setZValue(1)
+        plot.addItem(self.masked_overlay)
         self.bar = pg.ColorBarItem(interactive=False, colorMapMenu=False, width=14)
         self.bar.setColorMap(colormap_for(self.stage, self.prefs))
         self.bar.setImageItem(self.image, insert_in=plot)
@@ -286,15 +286,15 @@ class HeatmapView(QFrame):
             self.title_bar.set_heading(self._frame.heading, stage_title)
 
     def _update_hidden(self, frame, rect: QRectF) -> None:
-        key = (frame.region, frame.hidden.shape, frame.hidden.tobytes())
+        key = (frame.region, frame.masked_cells.shape, frame.masked_cells.tobytes())
         if key == self._hidden_key:
             return
         self._hidden_key = key
-        overlay = np.zeros((*frame.hidden.shape, 4), np.uint8)  # [r, c, rgba]
-        overlay[frame.hidden] = (*MASKED_RGB, 255)
-        self.hidden_overlay.setImage(overlay, autoLevels=False, levels=(0, 255))
-        self.hidden_overlay.setRect(rect)
-        self.hidden_overlay.setVisible(bool(frame.hidden.any()))
+        overlay = np.zeros((*frame.masked_cells.shape, 4), np.uint8)  # [r, c, rgba]
+        overlay[frame.masked_cells] = (*MASKED_RGB, 255)
+        self.masked_overlay.setImage(overlay, autoLevels=False, levels=(0, 255))
+        self.masked_overlay.setRect(rect)
+        self.masked_overlay.setVisible(bool(frame.masked_cells.any()))
 
     def _make_room(self, frame) -> None:
         """Small matrices ask for a view wide enough for every number at the smallest font,

@@ -65,9 +65,9 @@ class FrameView(QWidget):
         self.plot.setMouseEnabled(x=False, y=False)
         self.image = pg.ImageItem(axisOrder="row-major")
         self.plot.addItem(self.image)
-        self.hidden = pg.ImageItem(axisOrder="row-major")
-        self.hidden.setZValue(1)
-        self.plot.addItem(self.hidden)
+        self.masked_cells = pg.ImageItem(axisOrder="row-major")
+        self.masked_cells.setZValue(1)
+        self.plot.addItem(self.masked_cells)
         self.bar = pg.ColorBarItem(interactive=False, colorMapMenu=False, width=12)
         self.bar.setImageItem(self.image, insert_in=self.plot)
         self.bar.axis.setWidth(58)  # room for "−0.625": the labels were cut off
@@ -100,10 +100,10 @@ class FrameView(QWidget):
         self.bar.setColorMap(colormap_by_name(cmap))
         self.bar.setLevels(frame.levels)
         self.bar.axis.setTicks([frame.ticks, []])
-        overlay = np.zeros((*frame.hidden.shape, 4), np.uint8)  # [r, c, rgba]
-        overlay[frame.hidden] = (*MASKED_RGB, 255)
-        self.hidden.setImage(overlay, autoLevels=False, levels=(0, 255))
-        self.hidden.setRect(rect)
+        overlay = np.zeros((*frame.masked_cells.shape, 4), np.uint8)  # [r, c, rgba]
+        overlay[frame.masked_cells] = (*MASKED_RGB, 255)
+        self.masked_cells.setImage(overlay, autoLevels=False, levels=(0, 255))
+        self.masked_cells.setRect(rect)
         self.plot.setRange(xRange=(0, cols), yRange=(0, rows), padding=0)
         if axes is not None:  # not a stage of the catalogue (the knockout sweep's map)
             self._label_axes(frame, axes)
