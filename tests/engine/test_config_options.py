@@ -10,9 +10,13 @@ import msgspec
 import numpy as np
 import pytest
 
-from attention_explorer.engine import AttentionConfig, AttentionInputError, AttentionInputs
-from attention_explorer.engine import compute as compute_trace
-from attention_explorer.engine import config as config_module
+from attention_explorer.engine import (
+    AttentionConfig,
+    AttentionInputError,
+    AttentionInputs,
+    compute as compute_trace,
+    config as config_module,
+)
 from attention_explorer.engine.budget import SQUARE_STAGES_KEPT, trace_bytes
 from attention_explorer.engine.config import CHOICES, OPTIONS
 from attention_explorer.engine.head_inputs import kv_heads

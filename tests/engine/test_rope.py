@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from attention_explorer.engine.config import DEFAULT_THETA, RopeScaling, inverse_frequencies
 from attention_explorer.engine.engine_errors import AttentionInputError
@@ -92,8 +91,10 @@ def test_frequencies_and_cos_sin_match_transformers(kind):
 def test_the_rotation_matches_apply_rotary_pos_emb_exactly(kind):
     torch = pytest.importorskip("torch")
     pytest.importorskip("transformers")
-    from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
-    from transformers.models.llama.modeling_llama import rotate_half as hf_rotate_half
+    from transformers.models.llama.modeling_llama import (
+        apply_rotary_pos_emb,
+        rotate_half as hf_rotate_half,
+    )
 
     _, ours = SCALINGS[kind]
     rng = np.random.default_rng(7)

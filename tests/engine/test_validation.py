@@ -11,10 +11,10 @@ from attention_explorer.engine import (
     AttentionInputs,
     Backend,
     available_backends,
+    backend as backend_module,
     compute,
     divisors,
 )
-from attention_explorer.engine import backend as backend_module
 
 
 def projection_inputs(n=3, d_model=4, width=4, seed=0, **changes):

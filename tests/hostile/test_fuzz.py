@@ -11,8 +11,7 @@ import copy
 import json
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from attention_explorer.session import SessionFileError, loads_session
 from attention_explorer.session.examples import example_path, list_examples

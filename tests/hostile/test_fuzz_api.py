@@ -11,8 +11,7 @@ import tempfile
 import unicodedata
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import attention_explorer as ae
 from attention_explorer.cli import main

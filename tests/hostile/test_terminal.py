@@ -11,8 +11,7 @@ from __future__ import annotations
 import unicodedata
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from outputs import ESCAPE_TOKEN
 
 import attention_explorer as ae

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from attention_explorer.kernels import numpy_ops, ops_for, tables
+from attention_explorer.kernels.names import ACTIVATION_PRIMITIVES, PRIMITIVES
 
 torch = pytest.importorskip("torch")
 torch_ops = pytest.importorskip("attention_explorer.kernels.torch_ops")
@@ -126,11 +127,14 @@ CASES = {
 
 
 def test_both_namespaces_list_the_same_primitives():
-    assert sorted(numpy_ops.__all__) == sorted(torch_ops.__all__)
+    assert list(numpy_ops.__all__) == list(torch_ops.__all__) == list(PRIMITIVES)
     for ops in (numpy_ops, torch_ops):
         missing = [name for name in ops.__all__ if not hasattr(ops, name)]
         assert not missing, (ops.LIBRARY, missing)
-    assert set(numpy_ops.ACTIVATIONS) == set(torch_ops.ACTIVATIONS)
+    assert set(numpy_ops.ACTIVATIONS) == set(torch_ops.ACTIVATIONS) == set(ACTIVATION_PRIMITIVES)
+    for ops in (numpy_ops, torch_ops):
+        for name, primitive in ACTIVATION_PRIMITIVES.items():
+            assert ops.ACTIVATIONS[name] is getattr(ops, primitive), (ops.LIBRARY, name)
     assert set(numpy_ops.NORMS) == set(torch_ops.NORMS)
     assert set(numpy_ops.NORMALIZERS) == set(torch_ops.NORMALIZERS)
 

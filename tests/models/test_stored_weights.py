@@ -18,8 +18,8 @@ from attention_explorer.pretrained import (
     load_model,
     model_attention,
     model_run,
+    open_model as api,
 )
-from attention_explorer.pretrained import open_model as api
 from attention_explorer.pretrained.checkpoint import stored
 from attention_explorer.pretrained.checkpoint.tensor_file import TensorFile, _widen
 from attention_explorer.pretrained.checkpoint.weights import in_dtype

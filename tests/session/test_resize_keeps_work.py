@@ -3,8 +3,7 @@ unique token names. All through ``resize`` (the public ``ae.resize``)."""
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from attention_explorer.engine import AttentionInputError, compute
 from attention_explorer.engine.inputs import validate_inputs

@@ -4,8 +4,7 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from attention_explorer.core.numbers import format_number
 from attention_explorer.engine import AttentionConfig, AttentionInputs, compute, explain
@@ -353,8 +352,7 @@ def test_numbers_come_from_the_trace_for_random_sessions(heads, n, mask, seed, w
 
 def test_the_mask_step_names_a_few_hidden_keys_and_counts_the_rest():
     from attention_explorer.engine import compute as compute_trace
-    from attention_explorer.session import resize as resize_module
-    from attention_explorer.session import starter_session as starter
+    from attention_explorer.session import resize as resize_module, starter_session as starter
     from attention_explorer.walkthrough import steps_for as steps
     from attention_explorer.walkthrough.attention import MAX_NAMED_KEYS
 

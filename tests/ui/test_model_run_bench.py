@@ -9,8 +9,10 @@ from __future__ import annotations
 import numpy as np
 from model_folders import gpt2_folder  # noqa: F401 - fixture pytest finds here
 
-from attention_explorer.diagnostics import model_bench as bench
-from attention_explorer.diagnostics import window_model_bench as model_run_bench
+from attention_explorer.diagnostics import (
+    model_bench as bench,
+    window_model_bench as model_run_bench,
+)
 
 
 def test_edits_are_timed_until_the_output_shows_them(qapp, gpt2_folder, monkeypatch):

@@ -8,8 +8,10 @@ import math  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
-from hypothesis import given  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import (
+    given,  # noqa: E402
+    strategies as st,  # noqa: E402
+)
 
 from attention_explorer.ui.widgets.number_text import (  # noqa: E402
     NumberTextError,

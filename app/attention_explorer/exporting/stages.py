@@ -7,8 +7,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from attention_explorer.core.stage_rules import why_missing
-from attention_explorer.core.stages import CATALOGUE
-from attention_explorer.core.stages import stage as catalogue_stage
+from attention_explorer.core.stages import CATALOGUE, stage as catalogue_stage
 from attention_explorer.engine.trace import Trace
 from attention_explorer.writing.export_errors import ExportError
 

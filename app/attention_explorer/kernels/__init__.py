@@ -5,7 +5,7 @@ model's forward pass alike: :mod:`.numpy_ops` and :mod:`.torch_ops` (the same na
 
 :func:`ops_for` picks the namespace of an array (array_api_compat's ``is_torch_array``, so
 torch is imported only when a torch tensor exists) or of a library name. A new primitive is
-one function in ``numpy_ops.py`` and one in ``torch_ops.py``, listed in both ``__all__``, and
+one function in ``numpy_ops.py`` and one in ``torch_ops.py``, its name in ``names.PRIMITIVES``, and
 one case in ``tests/kernels/test_primitives_parity.py``.
 
 Imports only :mod:`attention_explorer.core` (nothing above): the engine and ``pretrained``

@@ -17,6 +17,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from attention_explorer.kernels.names import ACTIVATION_PRIMITIVES
+
 _PER_UNIT = 64  # table nodes per unit of x
 _TOP = 6.0  # erf(x) == 1.0 in float64 from here on
 _ORDER = 6  # Taylor terms after erf(x0)
@@ -177,12 +179,5 @@ def relu(x: np.ndarray) -> np.ndarray:
 
 #: Every activation name a config may give, as transformers' ACT2FN spells them.
 ACTIVATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
-    "gelu": gelu,
-    "gelu_new": gelu_tanh,
-    "gelu_pytorch_tanh": gelu_tanh,
-    "gelu_fast": gelu_fast,
-    "quick_gelu": quick_gelu,
-    "relu": relu,
-    "silu": silu,
-    "swish": silu,
+    name: globals()[primitive] for name, primitive in ACTIVATION_PRIMITIVES.items()
 }

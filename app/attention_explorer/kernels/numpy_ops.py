@@ -17,14 +17,15 @@ from types import MappingProxyType
 import numpy as np
 
 from attention_explorer.kernels import tables
-from attention_explorer.kernels.numpy_activations import (
-    ACTIVATIONS,
-    gelu,
-    gelu_fast,
-    gelu_tanh,
-    quick_gelu,
-    relu,
-    silu,
+from attention_explorer.kernels.names import PRIMITIVES
+from attention_explorer.kernels.numpy_activations import (  # re-exported: see __all__
+    ACTIVATIONS as ACTIVATIONS,
+    gelu as gelu,
+    gelu_fast as gelu_fast,
+    gelu_tanh as gelu_tanh,
+    quick_gelu as quick_gelu,
+    relu as relu,
+    silu as silu,
 )
 from attention_explorer.kernels.portable import sparsemax
 
@@ -296,42 +297,4 @@ def all_finite(*arrays) -> bool:
     return all(bool(np.isfinite(a).all()) for a in arrays)
 
 
-__all__ = [
-    "ACTIVATIONS",
-    "NORMALIZERS",
-    "NORMS",
-    "all_finite",
-    "attention",
-    "blocked_keys",
-    "causal_mask",
-    "combine",
-    "gelu",
-    "gelu_fast",
-    "gelu_tanh",
-    "knock_out",
-    "layer_norm",
-    "linear",
-    "linear_split",
-    "logits",
-    "mask_scores",
-    "merge_heads",
-    "normalize",
-    "padding_mask",
-    "quick_gelu",
-    "relu",
-    "repeat_kv",
-    "rms_norm",
-    "rotate",
-    "rotate_half",
-    "rotation_tables",
-    "scale",
-    "scaled_score",
-    "score",
-    "scores_bounded",
-    "sigmoid",
-    "silu",
-    "softmax",
-    "sparsemax",
-    "split_heads",
-    "window_mask",
-]
+__all__ = list(PRIMITIVES)

@@ -19,6 +19,7 @@ import torch
 import torch.nn.functional as F
 
 from attention_explorer.kernels import tables
+from attention_explorer.kernels.names import ACTIVATION_PRIMITIVES, PRIMITIVES
 from attention_explorer.kernels.portable import sparsemax
 
 LIBRARY = "torch"
@@ -245,16 +246,7 @@ def silu(x):
 
 #: Every activation name a config may give, as transformers' ACT2FN spells them.
 ACTIVATIONS = MappingProxyType(
-    {
-        "gelu": gelu,
-        "gelu_new": gelu_tanh,
-        "gelu_pytorch_tanh": gelu_tanh,
-        "gelu_fast": gelu_fast,
-        "quick_gelu": quick_gelu,
-        "relu": relu,
-        "silu": silu,
-        "swish": silu,
-    }
+    {name: globals()[primitive] for name, primitive in ACTIVATION_PRIMITIVES.items()}
 )
 
 
@@ -277,42 +269,4 @@ def all_finite(*arrays) -> bool:
     return True
 
 
-__all__ = [
-    "ACTIVATIONS",
-    "NORMALIZERS",
-    "NORMS",
-    "all_finite",
-    "attention",
-    "blocked_keys",
-    "causal_mask",
-    "combine",
-    "gelu",
-    "gelu_fast",
-    "gelu_tanh",
-    "knock_out",
-    "layer_norm",
-    "linear",
-    "linear_split",
-    "logits",
-    "mask_scores",
-    "merge_heads",
-    "normalize",
-    "padding_mask",
-    "quick_gelu",
-    "relu",
-    "repeat_kv",
-    "rms_norm",
-    "rotate",
-    "rotate_half",
-    "rotation_tables",
-    "scale",
-    "scaled_score",
-    "score",
-    "scores_bounded",
-    "sigmoid",
-    "silu",
-    "softmax",
-    "sparsemax",
-    "split_heads",
-    "window_mask",
-]
+__all__ = list(PRIMITIVES)

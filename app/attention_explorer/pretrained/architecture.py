@@ -1,11 +1,10 @@
 """The architecture record: everything the forward pass needs to know about a model family.
 
 A family (BERT, GPT-2, and later Llama, Qwen2, Mistral) is one :class:`Architecture` in one
-file under ``models/families/`` plus its registry entry. The forward pass
+file under ``pretrained/families/`` (found by its registry). The forward pass
 (:mod:`attention_explorer.pretrained.forward`) and the weight reader
-(:mod:`attention_explorer.pretrained.checkpoint.weights`) run once against the record: no code asks
-which
-family it is.
+(:mod:`attention_explorer.pretrained.checkpoint.weights`) run once against the record: no
+code asks which family it is.
 
 The record states:
 

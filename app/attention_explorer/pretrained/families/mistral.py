@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from attention_explorer.pretrained.families.llama import ARCHITECTURE as LLAMA
-from attention_explorer.pretrained.families.llama import LLAMA_ACCEPTED
+from attention_explorer.pretrained.families.llama import ARCHITECTURE as LLAMA, LLAMA_ACCEPTED
 
 ARCHITECTURE = replace(
     LLAMA,

@@ -9,8 +9,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from attention_explorer.pretrained.families.llama import ARCHITECTURE as LLAMA
-from attention_explorer.pretrained.families.llama import LLAMA_ACCEPTED, LLAMA_SIZES
+from attention_explorer.pretrained.families.llama import (
+    ARCHITECTURE as LLAMA,
+    LLAMA_ACCEPTED,
+    LLAMA_SIZES,
+)
 from attention_explorer.pretrained.model_errors import ModelError
 
 

@@ -27,8 +27,10 @@ from attention_explorer.engine import (
 )
 from attention_explorer.engine.config import OPTIONS
 from attention_explorer.session import History, Session, resize
-from attention_explorer.ui.editing.token_strip import MAX_TOKENS as STRIP_MAX_TOKENS
-from attention_explorer.ui.editing.token_strip import SLIDER_MAX_TOKENS
+from attention_explorer.ui.editing.token_strip import (
+    MAX_TOKENS as STRIP_MAX_TOKENS,
+    SLIDER_MAX_TOKENS,
+)
 from attention_explorer.ui.widgets.labeled_slider import SliderWithBox, float_slider, int_slider
 
 MAX_TOKENS = SLIDER_MAX_TOKENS

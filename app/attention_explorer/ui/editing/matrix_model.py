@@ -9,8 +9,14 @@ transaction; bad text is refused through ``input_error`` and the cell keeps its 
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
-from PySide6.QtCore import Signal as QtSignal
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    Qt,
+    Signal as QtSignal,
+)
 from PySide6.QtGui import QBrush, QColor, QFont, QGuiApplication, QPalette
 
 from attention_explorer.engine.inputs import MAX_ABS_INPUT

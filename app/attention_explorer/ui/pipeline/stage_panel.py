@@ -23,8 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from attention_explorer.core import stage_rules
-from attention_explorer.core.stages import FOCUS_STAGE, panel_stages
-from attention_explorer.core.stages import stage as catalogue_stage
+from attention_explorer.core.stages import FOCUS_STAGE, panel_stages, stage as catalogue_stage
 from attention_explorer.ui.heatmap.heatmap_view import HeatmapView
 from attention_explorer.ui.pipeline.stage_keys import StageKeys
 from attention_explorer.ui.pipeline.stage_rows import (

@@ -26,8 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from attention_explorer.core.numbers import format_number
-from attention_explorer.core.stages import CATALOGUE
-from attention_explorer.core.stages import title as stage_title
+from attention_explorer.core.stages import CATALOGUE, title as stage_title
 from attention_explorer.session import Session
 from attention_explorer.ui.state.live_trace import LiveTrace
 
