@@ -1,6 +1,5 @@
 """Weights left in the checkpoint until a run needs them (pretrained/checkpoint/stored.py): layers
-read
-straight into the run's dtype, one word table for a tied head, the output head read in
+read straight into the run's dtype, one word table for a tied head, the output head read in
 blocks, and a model too big for this machine refused before anything is read."""
 
 from __future__ import annotations

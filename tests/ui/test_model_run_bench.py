@@ -1,7 +1,6 @@
 # ruff: noqa: F811 - the fixtures imported from model_folders are redefined as parameters
 """The benchmark's window row (diagnostics/window_model_bench.py): it opens the real window
-offscreen,
-edits W_Q in a model layer and times each edit until the Output panel shows its run (the
+offscreen, edits W_Q in a model layer and times each edit until the Output panel shows its run (the
 times are printed by the benchmark, never asserted)."""
 
 from __future__ import annotations

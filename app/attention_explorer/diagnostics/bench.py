@@ -22,8 +22,7 @@ stages={"weights"})``) at the largest n against a reference computing just that 
 weights; the goal there is under 100 ms on torch cpu. The goal everywhere is engine /
 reference <= 1.2. Timings are printed, never asserted. The last line calibrates the machine
 (:mod:`attention_explorer.diagnostics.calibration`): compare runs on different machines by it; it
-ends
-with the load averages, since other programs running beside the benchmark slow it unevenly.
+ends with the load averages, since other programs running beside the benchmark slow it unevenly.
 """
 
 from __future__ import annotations

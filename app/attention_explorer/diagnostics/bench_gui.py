@@ -7,9 +7,9 @@ screen, so the window lays itself out as on a desktop monitor (1560x980, two or 
 per row); a platform set by the caller is kept, and the header line prints the window size.
 
 What one edit is: the window is the real
-:class:`~attention_explorer.ui.window.main_window.MainWindow`
-on a projection-mode session of n tokens, h heads and d_model (built with the same resize
-functions the controls use), shown, with throwaway QSettings in a temporary ini file. An
+:class:`~attention_explorer.ui.window.main_window.MainWindow` on a projection-mode session of n
+tokens, h heads and d_model (built with the same resize functions the controls use), shown,
+with throwaway QSettings in a temporary ini file. An
 edit is ``MatrixModel.setData`` on cell X[0, 0] of the window's own X editor, which is what
 the cell delegate calls after typing: a new X array with one cell changed, assigned to
 ``session.inputs`` inside a history transaction. Every edit writes a new value.
@@ -57,9 +57,8 @@ Timings are printed, never asserted. The last line is
 measured: on Linux the peak is reset before each case, so the transient peaks of earlier
 cases do not count, while everything they left resident does; elsewhere it is the process's
 peak so far), so runs can be compared; the line before it calibrates the machine
-(:mod:`attention_explorer.diagnostics.calibration`), for runs on different machines. The window
-itself
-is driven by :mod:`.bench_gui_window`.
+(:mod:`attention_explorer.diagnostics.calibration`), for runs on different machines. The
+window itself is driven by :mod:`.bench_gui_window`.
 """
 
 from __future__ import annotations

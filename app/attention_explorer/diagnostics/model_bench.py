@@ -1,8 +1,7 @@
 """Benchmark of the model run against transformers' eager forward, in the same process.
 
     python -m attention_explorer.diagnostics.model_bench [--model all-MiniLM-L6-v2] [--tokens 32
-    256]
-        [--repeat 10] [--sweep-tokens 16] [--no-torch] [--device cuda]
+        256] [--repeat 10] [--sweep-tokens 16] [--no-torch] [--device cuda]
 
 Rows (medians of ``--repeat`` warm runs; ours and transformers' timed in alternating blocks):
 
@@ -21,9 +20,9 @@ Rows (medians of ``--repeat`` warm runs; ours and transformers' timed in alterna
 ``--device cuda`` runs both torch rows on a GPU (transformers' model moved there, each of its
 runs waited for; ours hands its arrays back as numpy) and leaves out the cpu-only rows.
 
-A calibration line of the machine (:mod:`attention_explorer.diagnostics.calibration`) comes first,
-so
-runs on different machines can be compared. Speed is reported here, never asserted in tests.
+A calibration line of the machine (:mod:`attention_explorer.diagnostics.calibration`) comes
+first, so runs on different machines can be compared. Speed is reported here, never asserted
+in tests.
 """
 
 from __future__ import annotations

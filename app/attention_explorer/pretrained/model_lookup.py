@@ -2,9 +2,8 @@
 
 Where it looks, in order: the saved ``folder``; the ``id`` when it is a folder; then the
 models available offline (:func:`attention_explorer.pretrained.checkpoint.available.models`:
-bundled,
-installed packages, the Hugging Face cache) whose id is the saved ``id``. Never the network.
-The first one whose fingerprint matches is used. Saving computes the model's layer once, to
+bundled, installed packages, the Hugging Face cache) whose id is the saved ``id``. Never the
+network. The first one whose fingerprint matches is used. Saving computes the model's layer once, to
 find what the learner changed.
 """
 

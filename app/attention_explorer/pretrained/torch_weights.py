@@ -2,9 +2,9 @@
 (:mod:`~attention_explorer.pretrained.torch_host`).
 
 :func:`on_torch` gives the same
-:class:`~attention_explorer.pretrained.checkpoint.weights.ModelWeights`
-with every array a tensor on a device and ``library="torch"``, so ``forward.py`` runs it
-unchanged. On the cpu a tensor shares the numpy array's memory (no copy); on a GPU each
+:class:`~attention_explorer.pretrained.checkpoint.weights.ModelWeights` with every array a tensor
+on a device and ``library="torch"``, so ``forward.py`` runs it unchanged. On the cpu a tensor
+shares the numpy array's memory (no copy); on a GPU each
 weight is copied there once. Layers follow the numpy layers' policy: when every converted
 layer is kept (small models), their tensors are kept too; otherwise a layer's tensors are
 made when a run reaches it. The word table and an untied output head stay in the checkpoint:
@@ -49,9 +49,8 @@ def _numpy_dtype(dtype):
 
 
 class TorchTable:
-    """A :class:`~attention_explorer.pretrained.checkpoint.stored.StoredTable` whose rows come back
-    as
-    tensors on ``device`` (dtype given as numpy's or torch's)."""
+    """A :class:`~attention_explorer.pretrained.checkpoint.stored.StoredTable` whose rows come
+    back as tensors on ``device`` (dtype given as numpy's or torch's)."""
 
     def __init__(self, table, device: str):
         self.table, self.device, self.shape = table, device, table.shape

@@ -328,8 +328,7 @@ def save_session(
     The text is first checked by the loader (:func:`checked_session_bytes`), so the app never
     writes a file it would refuse to open. The output policy applies
     (:mod:`attention_explorer.writing.output_policy`): a regular file or a new name, a symlink only
-    when
-    it is the user's and points to a regular file, a read-only file only with
+    when it is the user's and points to a regular file, a read-only file only with
     ``allow_read_only``. A model session is saved by reference to its model, anything else as
     JSON numbers; ``standalone`` embeds every matrix in binary form (:mod:`session.file_forms`).
     Raises :class:`SessionFileError` (one line) on failure.

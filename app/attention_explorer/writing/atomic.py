@@ -4,8 +4,7 @@ A crash, a full disk or any exception while writing never leaves a half-written 
 the temporary file is removed and the destination is untouched. Replacing a file keeps its
 permission bits (0644 stays 0644). What may be written is decided by
 :mod:`attention_explorer.writing.output_policy`: a regular file or a new name; a symlink only when
-it
-is the user's (or root's) and points to a regular file (its target is replaced, the link stays
+it is the user's (or root's) and points to a regular file (its target is replaced, the link stays
 a link); never a device, pipe or folder; a read-only file only with ``allow_read_only``.
 The temporary name is short (``.ae-PID-TOKEN.part``), so a 255-byte file name works, and
 those a killed process left in the folder are removed on the next write there.

@@ -10,8 +10,7 @@ Loading reads headers only: every layer's tensors are found and their shapes che
 memory a run needs is compared with what the machine has, and the layers are then converted to
 the run's dtype (float32, or float64 for parity) when a run reaches them
 (:mod:`~attention_explorer.pretrained.checkpoint.stored`). ``in_dtype`` gives the same model in
-another
-dtype, sharing the word table.
+another dtype, sharing the word table.
 """
 
 from __future__ import annotations
@@ -100,9 +99,8 @@ class OutputHead:
 class ModelWeights:
     """Everything the forward pass needs, in ``dtype`` (float64 by default), plus the sizes
     read from config.json. ``layers`` are read from the checkpoint and converted when a run
-    reaches them (:class:`~attention_explorer.pretrained.checkpoint.stored.StoredLayers`); ``word``
-    stays
-    in the checkpoint and rows are converted when looked up."""
+    reaches them (:class:`~attention_explorer.pretrained.checkpoint.stored.StoredLayers`);
+    ``word`` stays in the checkpoint and rows are converted when looked up."""
 
     name: str
     arch: Architecture
