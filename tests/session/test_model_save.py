@@ -91,6 +91,25 @@ def test_round_trip_with_whole_arrays_removed_biases_and_new_settings(tiny_folde
     assert_same(ae.load(path), session)
 
 
+def test_knocked_out_heads_are_saved_and_opened_again(tiny_folder, tmp_path):  # noqa: F811
+    """A session with knockouts was refused at save ("experiment.model.knockout: unknown
+    key"): the knocked-out heads are part of the model record and round-trip with it."""
+    base = ae.from_model(tiny_folder, TEXT, layer=1)
+    experiment = dict(base.experiment)
+    experiment["model"] = {**experiment["model"], "knockout": [[0, 0], [1, 0]]}
+    session = base.with_changes(experiment=experiment)
+    for standalone in (False, True):
+        path = ae.save(session, tmp_path / f"knocked-{standalone}.json", standalone=standalone)
+        again = ae.load(path)
+        assert [list(pair) for pair in again.experiment["model"]["knockout"]] == [[0, 0], [1, 0]]
+        assert_same(again, session)
+    bad = json.loads(path.read_text())
+    bad["experiment"]["model"]["knockout"] = [[0, -1]]
+    (tmp_path / "bad.json").write_text(json.dumps(bad))
+    with pytest.raises(SessionFileError, match="knockout"):
+        ae.load(tmp_path / "bad.json")
+
+
 def test_a_model_session_switched_to_direct_mode_still_round_trips(tiny_folder, tmp_path):  # noqa: F811
     session = set_mode(ae.from_model(tiny_folder, TEXT, layer=0), "direct")
     path = ae.save(session, tmp_path / "direct.json")

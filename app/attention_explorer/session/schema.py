@@ -134,13 +134,19 @@ class Focus(_Strict):
     key: Name | UnsetType = UNSET
 
 
+#: A knocked-out head of a model session: [layer, head].
+KnockedHead = tuple[Annotated[int, Meta(ge=0, le=10_000)], Annotated[int, Meta(ge=0, le=10_000)]]
+
+
 class ModelOrigin(_Strict):
-    """Where a session loaded from a real model came from (``attention-explorer model``)."""
+    """Where a session loaded from a real model came from (``attention-explorer model``), and
+    the heads knocked out in it (``knockout``: [layer, head] pairs)."""
 
     name: Name
     text: Text
     layer: Annotated[int, Meta(ge=0, le=10_000)]
     folder: Text | UnsetType = UNSET
+    knockout: Annotated[list[KnockedHead], Meta(max_length=1_000_000)] | UnsetType = UNSET
 
 
 class Experiment(_Strict):

@@ -1,7 +1,7 @@
 """Knockouts in the window: right-click a head in the Model overview, or in the All heads grid
 (the open layer's heads), to knock it out or restore it. Each is one undo step; the
 knocked-out heads are model mode's state's ``knockouts`` (ui/state/model_state.py, which keeps
-them in the open model session's record), the model run leaves them out, and
+them in the open model session's record, saved with it), the model run leaves them out, and
 both grids draw them crossed."""
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ It holds what every panel of model mode reads:
 * the edits: :meth:`ModelState.edits`, the open layer's numbers when they differ from the
   model's.
 
-The knockouts live in the open session's ``experiment["model"]`` record (undone with it; the
-session file's schema does not take them yet, so a save refuses a session with knockouts);
+The knockouts live in the open session's ``experiment["model"]`` record (undone with it, and
+saved with the session as ``knockout``: [layer, head] pairs);
 :func:`read_record` and :meth:`ModelState.set_knockouts` are the one place that reads and
 writes that record. The state follows the session, so an undo, a load or a new document
 updates it and emits the event.
