@@ -12,7 +12,11 @@ import numpy as np
 
 from attention_explorer.engine import AttentionInputError, Backend
 from attention_explorer.engine.backend import resolve_backend
-from attention_explorer.pretrained.checkpoint.source import packaged_name, resolve_model
+from attention_explorer.pretrained.checkpoint.source import (
+    files_stamp,
+    packaged_name,
+    resolve_model,
+)
 from attention_explorer.pretrained.checkpoint.tokenize import Tokens, load_tokenizer, tokenize
 from attention_explorer.pretrained.checkpoint.validate import check_ids
 from attention_explorer.pretrained.checkpoint.weights import ModelWeights, read_weights
@@ -55,7 +59,7 @@ class LoadedModel:
 
 
 @lru_cache(maxsize=4)
-def _load_cached(folder: str, stamp: float, name: str) -> LoadedModel:
+def _load_cached(folder: str, stamp: tuple, name: str) -> LoadedModel:
     path = Path(folder)
     weights = read_weights(path, name)
     return LoadedModel(name, path, weights, load_tokenizer(path))
@@ -69,11 +73,15 @@ def _display_name(model: str | os.PathLike, folder: Path) -> str:
 
 
 def load_model(model: str | os.PathLike | LoadedModel) -> LoadedModel:
-    """The model in a folder or under a hub id, read once and kept (the 4 latest are cached)."""
+    """The model in a folder or under a hub id, read once and kept (the 4 latest are cached).
+
+    The cache is keyed on every file that loading reads (config.json, tokenizer.json, the
+    shard index and the safetensors files: size, time and inode, and config.json's bytes), so
+    a file edited or replaced since the last load is read again."""
     if isinstance(model, LoadedModel):
         return model
     folder = resolve_model(model).resolve()
-    stamp = max(p.stat().st_mtime for p in folder.iterdir() if p.name.startswith("model"))
+    stamp = files_stamp(folder)
     return _load_cached(str(folder), stamp, _display_name(model, folder))
 
 

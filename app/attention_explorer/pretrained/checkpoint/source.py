@@ -43,6 +43,29 @@ def missing_files(folder: Path) -> list[str]:
     ]
 
 
+def read_files(folder: Path) -> list[Path]:
+    """Every file that loading ``folder`` reads: config.json, tokenizer.json, the shard index
+    when there is one and every safetensors file (a shard the index does not name costs one
+    stat, and a renamed shard is seen)."""
+    names = ["config.json", "tokenizer.json", SHARD_INDEX, "model.safetensors"]
+    found = [folder / name for name in names if (folder / name).is_file()]
+    return found + sorted(p for p in folder.glob("*.safetensors") if p not in found)
+
+
+def files_stamp(folder: Path) -> tuple:
+    """What changes when any file that loading ``folder`` reads changes: (name, size,
+    mtime_ns, inode) of each, and config.json's bytes (small, and an edit of the same size
+    within the clock's resolution must still be seen). Costs a few stats, no weights read."""
+    stamp = []
+    for path in read_files(folder):
+        info = path.stat()
+        stamp.append((path.name, info.st_size, info.st_mtime_ns, info.st_ino))
+    config = folder / "config.json"
+    if config.is_file() and config.stat().st_size <= 1 << 20:
+        stamp.append(("config.json", config.read_bytes()))
+    return tuple(stamp)
+
+
 def is_model_folder(folder: Path) -> bool:
     """True when ``folder`` is a directory holding a complete model."""
     return folder.is_dir() and not missing_files(folder)
