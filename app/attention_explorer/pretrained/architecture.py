@@ -18,7 +18,9 @@ The record states:
 - the map from roles (``W_Q`` of layer i, the word table, the final norm…) to checkpoint
   tensor names, with the prefixes a checkpoint may put before them;
 - the config keys it reads, and every other key that would change the numbers, with the values
-  it accepts: any other value is refused by name (:func:`check_config`).
+  it accepts: any other value is refused by name (:func:`check_config`);
+- which linear layers carry a bias (always, never, or as a config key says): a checkpoint whose
+  bias tensors disagree is refused by name (:meth:`Architecture.bias_rule`).
 """
 
 from __future__ import annotations
@@ -110,6 +112,10 @@ class Architecture:
     window_key: str | None = None
     #: Family-specific checks of config values a tuple cannot list (Qwen2's ``layer_types``).
     extra_check: Callable[[Mapping], None] | None = None
+    #: Which linear roles carry a bias: role -> True (always), False (never, as transformers
+    #: builds the layer with ``bias=False``) or the config key whose truth says so (Llama's
+    #: ``attention_bias``). A linear role not listed always has one (GPT-2, BERT).
+    biases: Mapping[str, bool | str] = field(default_factory=dict)
 
     def size(self, config: Mapping, role: str) -> int | None:
         """The size ``role`` (``layers``, ``heads``, ``d_model``…) read from ``config``."""
@@ -132,6 +138,21 @@ class Architecture:
     def eps(self, config: Mapping) -> float:
         """The norms' epsilon."""
         return float(config.get(self.eps_key, self.eps_default))
+
+    def bias_rule(self, config: Mapping, role: str) -> tuple[bool, str | None]:
+        """(whether linear ``role`` has a bias, the config key that says so or None when the
+        family fixes it)."""
+        rule = self.biases.get(role, True)
+        if isinstance(rule, str):
+            return bool(config.get(rule, False)), rule
+        return bool(rule), None
+
+    def ties(self, config: Mapping) -> bool:
+        """Whether the output head shares the word table (``tie_word_embeddings``; the
+        family's default when absent: the first accepted value, else True as in transformers'
+        ``PretrainedConfig``)."""
+        default = self.accepted.get("tie_word_embeddings", (True,))[0]
+        return bool(config.get("tie_word_embeddings", default))
 
     def activation(self, config: Mapping) -> str:
         """The feed-forward's activation name as the config gives it."""

@@ -1,8 +1,20 @@
 """Tensors of a checkpoint by role (``W_Q`` of layer i, the word table, a norm…), through a
 family's :class:`~attention_explorer.pretrained.architecture.Architecture` record: its tensor
-names, prefixes, the orientation of linear weights and the names of norm parameters."""
+names, prefixes, the orientation of linear weights and the names of norm parameters.
+
+A bias is read where the record (and the config key it names) says the layer has one, and
+nowhere else: a bias tensor the config rules out, or one it promises and the file lacks, is
+refused naming both (:meth:`RoleReader.bias`). Why refuse rather than follow the config as
+transformers does: transformers drops an unexpected bias with a load-report line and fills a
+missing one with zeros, so its numbers are not what the checkpoint's author trained (Qwen2
+weights labelled llama ran 1.7-2.6 off in logits); a file whose tensors contradict its config
+is not run, neither way.
+"""
 
 from __future__ import annotations
+
+import json
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -23,12 +35,20 @@ class RoleReader:
     are learnt without reading them. ``rows``: the layers are converted once and kept, so
     linear weights are laid out for speed (row-major ``[in, out]``; the products of a short
     text were 30% slower on a transposed view) and Q, K and V are read in one product.
+    ``config``: config.json, which says (through the record) which layers carry a bias.
     """
 
     def __init__(
-        self, arch: Architecture, tensors: TensorFile, dtype=np.float64, dry=False, rows=False
+        self,
+        arch: Architecture,
+        tensors: TensorFile,
+        dtype=np.float64,
+        dry=False,
+        rows=False,
+        config: Mapping | None = None,
     ):
         self.arch, self.t, self.dtype, self.dry = arch, tensors, np.dtype(dtype), dry
+        self.config = {} if config is None else config
         self.rows = rows and not dry
         self.seen: list[str] = []
 
@@ -78,8 +98,36 @@ class RoleReader:
         w = self.get(name + ".weight", shape=(d_out, d_in) if out_in else (d_in, d_out))
         if out_in:  # [in, out]
             w = np.ascontiguousarray(w.T) if self.rows else w.T
-        bias = self.get(name + ".bias", shape=(d_out,)) if self.has(role, i, ".bias") else None
-        return w, bias
+        return w, self.bias(role, i, w.shape[1])
+
+    def bias(self, role: str, i: int | None, d_out: int) -> np.ndarray | None:
+        """Linear ``role``'s bias ``[d_out]`` when the record and config say it has one, None
+        when they say it has none; a ModelError naming the tensor and the config key (or the
+        family) when the checkpoint disagrees either way."""
+        name = self.name(role, i)
+        wanted, key = self.arch.bias_rule(self.config, role)
+        stored = self.t.find(name + ".bias", self.arch.prefixes)
+        setting = f"{key}={json.dumps(self.config.get(key, False))}" if key else ""
+        if wanted and stored is None:
+            missing = self.key(name + ".weight").removesuffix(".weight") + ".bias"
+            because = (
+                f"config.json's {setting} requires" if key else f"{self.arch.label} always have"
+            )
+            raise ModelError(
+                "files", f"{self.t.describe()} has no tensor {missing}, which {because}"
+            )
+        if not wanted and stored is not None:
+            because = (
+                f"config.json sets {setting}: the weights do not match the config"
+                if key
+                else f"{self.arch.label} have no bias there: the weights are not this family's"
+            )
+            raise ModelError(
+                "files",
+                f"{self.t.describe()}: tensor {stored} is present, but {because} "
+                "(transformers would drop it)",
+            )
+        return self.get(name + ".bias", shape=(d_out,)) if wanted else None
 
     def norm(self, role: str, i: int | None, d: int) -> Norm | None:
         """A norm's (gamma, beta or None) by role, or None when the family has no such norm."""
@@ -89,4 +137,10 @@ class RoleReader:
         if self.has(role, i, ".gamma"):
             return self.get(name + ".gamma", shape=(d,)), self.get(name + ".beta", shape=(d,))
         bias = self.get(name + ".bias", shape=(d,)) if self.has(role, i, ".bias") else None
+        if bias is not None and self.arch.norm == "rmsnorm":
+            raise ModelError(
+                "files",
+                f"{self.t.describe()}: tensor {self.key(name + '.bias')} is present, but "
+                f"{self.arch.label} use RMSNorm, which has no bias (transformers would drop it)",
+            )
         return self.get(name + ".weight", shape=(d,)), bias

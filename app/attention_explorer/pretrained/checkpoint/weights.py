@@ -260,7 +260,7 @@ def _survey(arch: Architecture, cfg: dict, tensors: TensorFile) -> _Stored:
     build = _layer_builder(arch, sizes)
     keys, elements = [], []
     for i in range(sizes["layers"]):
-        dry = RoleReader(arch, tensors, dry=True)
+        dry = RoleReader(arch, tensors, dry=True, config=cfg)
         build(dry, i)
         keys.append(tuple(dict.fromkeys(dry.seen)))
         elements.append(sum(int(np.prod(tensors.info(k)[1])) for k in keys[-1]))
@@ -269,7 +269,7 @@ def _survey(arch: Architecture, cfg: dict, tensors: TensorFile) -> _Stored:
 
 def _build(arch: Architecture, cfg: dict, survey: _Stored, name: str, dtype, word=None):
     """The ModelWeights in ``dtype``; ``word``: the word table to share (one per checkpoint)."""
-    r = RoleReader(arch, survey.tensors, dtype, rows=survey.keep(dtype))
+    r = RoleReader(arch, survey.tensors, dtype, rows=survey.keep(dtype), config=cfg)
     sizes = survey.sizes
     heads, kv_heads, d_k = _head_sizes(sizes)
     d = sizes["d_model"]

@@ -5,8 +5,11 @@ rotary positions (RoPE on q and k per head), grouped-query attention
 word table when ``tie_word_embeddings``). Tensor names as transformers' ``LlamaForCausalLM``
 saves them (``model.layers.N.self_attn.q_proj.weight``…).
 
-``attention_bias`` and ``mlp_bias`` are honoured: the biases are read when the checkpoint has
-them. Rope scaling types other than ``linear`` and ``llama3`` are refused by name.
+``attention_bias`` (q, k, v and o) and ``mlp_bias`` (gate, up and down) say which layers carry
+a bias, as transformers builds them; a checkpoint whose bias tensors disagree (biases under
+``attention_bias: false``, as in Qwen2 weights labelled llama, or a bias missing under
+``true``) is refused naming the tensor and the key. Rope scaling types other than ``linear``
+and ``llama3`` are refused by name.
 """
 
 from __future__ import annotations
@@ -46,6 +49,12 @@ LLAMA_ACCEPTED = {
     "tie_word_embeddings": (False, True),
 }
 
+#: Llama's biases: ``attention_bias`` on q, k, v and o, ``mlp_bias`` on the feed-forward.
+LLAMA_BIASES = {
+    **dict.fromkeys(("q", "k", "v", "o"), "attention_bias"),
+    **dict.fromkeys(("ffn_gate", "ffn_in", "ffn_out"), "mlp_bias"),
+}
+
 ARCHITECTURE = Architecture(
     family="llama",
     label="Llama 2/3 decoders (llama)",
@@ -62,4 +71,5 @@ ARCHITECTURE = Architecture(
     accepted={**LLAMA_ACCEPTED, "attention_bias": (False, True), "mlp_bias": (False, True)},
     reads=("rope_theta", "rope_scaling"),
     head="lm",
+    biases=LLAMA_BIASES,
 )

@@ -1,7 +1,9 @@
 """Qwen2 and Qwen2.5: the Llama layout (pre-RMSNorm, RoPE, grouped-query attention, SwiGLU,
-final norm and LM head, ``Qwen2ForCausalLM`` tensor names) with biases on q, k and v (read
-from the checkpoint). Sliding-window layers (``use_sliding_window: true``, or a
-``layer_types`` entry other than ``full_attention``) are refused by name.
+final norm and LM head, ``Qwen2ForCausalLM`` tensor names) with biases on q, k and v and on no
+other layer, as transformers builds them (it reads no ``attention_bias``): a checkpoint
+lacking one of the three, or with another, is refused by name. Sliding-window layers
+(``use_sliding_window: true``, or a ``layer_types`` entry other than ``full_attention``) are
+refused by name.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from dataclasses import replace
 from attention_explorer.pretrained.families.llama import (
     ARCHITECTURE as LLAMA,
     LLAMA_ACCEPTED,
+    LLAMA_BIASES,
     LLAMA_SIZES,
 )
 from attention_explorer.pretrained.model_errors import ModelError
@@ -38,4 +41,5 @@ ARCHITECTURE = replace(
     accepted={**LLAMA_ACCEPTED, "use_sliding_window": (False,)},
     reads=("rope_theta", "rope_scaling", "sliding_window", "max_window_layers"),
     extra_check=check_layer_types,
+    biases={**dict.fromkeys(LLAMA_BIASES, False), **dict.fromkeys("qkv", True)},
 )

@@ -1,0 +1,103 @@
+"""Faithful or refused: a checkpoint whose tensors disagree with its config.json is refused
+naming the tensor and the key (transformers drops an unexpected bias with a load-report line
+and fills a missing one with zeros, so neither reading is the model its author trained);
+BERT's untied decoder bias and a base model with no output head read as transformers does."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from attention_explorer.pretrained import ModelError, model_run
+from tests.models.test_llama_family import TEXT, assert_parity, make_checkpoint
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+
+def _edit_config(folder, **changes) -> None:
+    path = folder / "config.json"
+    config = json.loads(path.read_text())
+    config.update(changes)
+    path.write_text(json.dumps(config))
+
+
+def _edit_tensors(folder, add=None, drop=()) -> None:
+    """Add tensors to (or drop them from) the folder's model.safetensors."""
+    from safetensors.numpy import load_file, save_file
+
+    path = folder / "model.safetensors"
+    tensors = {k: v for k, v in load_file(str(path)).items() if k not in drop}
+    tensors.update(add or {})
+    save_file(tensors, str(path), metadata={"format": "pt"})
+
+
+def _refusal(folder) -> str:
+    with pytest.raises(ModelError) as caught:
+        model_run(folder, TEXT, dtype="float64")
+    message = str(caught.value)
+    assert "\n" not in message
+    return message
+
+
+def test_a_llama_with_every_bias_matches_transformers(tmp_path):
+    make_checkpoint(tmp_path, "llama", attention_bias=True, mlp_bias=True)
+    run, _ = assert_parity(tmp_path, "llama")
+    assert run.logits is not None
+
+
+@pytest.mark.parametrize(
+    ("family", "made", "config", "tensor", "said"),
+    [
+        # biases written, then attention_bias set false: transformers drops them (UNEXPECTED)
+        (
+            "llama",
+            {"attention_bias": True},
+            {"attention_bias": False},
+            "_proj.bias",
+            "attention_bias=false",
+        ),
+        ("llama", {"mlp_bias": True}, {"mlp_bias": False}, "_proj.bias", "mlp_bias=false"),
+        # Qwen2 weights (q, k, v biases) labelled llama
+        (
+            "qwen2",
+            {},
+            {"model_type": "llama", "architectures": ["LlamaForCausalLM"]},
+            "q_proj.bias",
+            "attention_bias=false",
+        ),
+        # a Mistral checkpoint with biases: Mistral layers have none
+        ("llama", {"attention_bias": True}, {"model_type": "mistral"}, "_proj.bias", "Mistral"),
+        # the config promises biases the file lacks
+        ("llama", {}, {"attention_bias": True}, "o_proj.bias", "attention_bias=true"),
+        ("llama", {}, {"mlp_bias": True}, "up_proj.bias", "mlp_bias=true"),
+        # Llama weights (no bias) labelled qwen2, whose q, k and v always have one
+        ("llama", {}, {"model_type": "qwen2"}, "q_proj.bias", "Qwen2"),
+    ],
+    ids=[
+        "llama-attention-bias-false",
+        "llama-mlp-bias-false",
+        "qwen2-as-llama",
+        "mistral-with-biases",
+        "llama-attention-bias-missing",
+        "llama-mlp-bias-missing",
+        "llama-as-qwen2",
+    ],
+)
+def test_bias_tensors_that_disagree_with_the_config_are_refused_by_name(
+    tmp_path, family, made, config, tensor, said
+):
+    make_checkpoint(tmp_path, family, **made)
+    _edit_config(tmp_path, **config)
+    message = _refusal(tmp_path)
+    assert tensor in message and said in message, message
+    assert "model.layers.0." in message  # the tensor's name as stored
+
+
+def test_an_rmsnorm_with_a_bias_is_refused_by_name(tmp_path):
+    make_checkpoint(tmp_path, "llama")
+    _edit_tensors(tmp_path, add={"model.norm.bias": np.ones(32, np.float32)})
+    message = _refusal(tmp_path)
+    assert "model.norm.bias" in message and "RMSNorm" in message, message
