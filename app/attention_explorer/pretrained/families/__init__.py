@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
 from collections.abc import Mapping
 
 from attention_explorer.pretrained.architecture import Architecture
@@ -27,17 +28,50 @@ FAMILIES: dict[str, Architecture] = {arch.family: arch for arch in _family_recor
 SUPPORTED_TEXT = "; ".join(arch.label for arch in FAMILIES.values())
 
 
+#: The endings of transformers' class names (``LlamaForCausalLM``, ``GPT2LMHeadModel``,
+#: ``BertModel``): what is left names the family.
+_CLASS_ENDING = re.compile(r"(For[A-Z]\w*|LMHeadModel|Model)$")
+
+
+def _family_of_class(name: str) -> Architecture | None:
+    """The supported family a transformers class name belongs to (``LlamaForCausalLM`` ->
+    Llama), else None."""
+    stem = _CLASS_ENDING.sub("", name).lower()
+    return next((arch for arch in FAMILIES.values() if stem in arch.model_types), None)
+
+
+def _unsupported(kind: str, names: list[str]) -> str:
+    """What is wrong with a config whose ``model_type`` names no supported family."""
+    known = [(name, _family_of_class(name)) for name in names]
+    known = [(name, arch) for name, arch in known if arch is not None]
+    said = (
+        f"config.json sets model_type {kind!r}, which is not a supported family"
+        if kind
+        else ("config.json sets no model_type")
+    )
+    if known:
+        name, arch = known[0]
+        fix = arch.model_types[0]
+        return (
+            f"{said}, while its architectures name {name} (model_type {fix!r}): set model_type "
+            f"to {fix!r} if it is one; supported: {SUPPORTED_TEXT}"
+        )
+    shown = f" (architectures: {', '.join(names)})" if names else ""
+    return (
+        f"{said}{shown}{'' if kind else ', so its family is unknown'}; supported: {SUPPORTED_TEXT}"
+    )
+
+
 def architecture_for(config: Mapping) -> Architecture:
-    """The family of a config.json (by its ``model_type``), or a ModelError naming the
-    supported ones."""
-    kind = str(config.get("model_type", "")).lower()
+    """The family of a config.json (by its ``model_type``), or a ModelError saying what is
+    wrong: the model_type named, its ``architectures`` only where they are unknown too (a
+    supported class under another model_type is said to disagree), and the supported
+    families."""
+    raw = config.get("model_type")
+    kind = "" if raw is None else str(raw)
     for arch in FAMILIES.values():
-        if kind in arch.model_types:
+        if kind.lower() in arch.model_types:
             return arch
     arch_names = config.get("architectures")
-    names = ", ".join(str(a) for a in arch_names) if isinstance(arch_names, list) else ""
-    raise ModelError(
-        "architecture",
-        f"the architecture {names or kind or 'unknown'} is not supported; "
-        f"supported: {SUPPORTED_TEXT}",
-    )
+    names = [str(a) for a in arch_names] if isinstance(arch_names, list) else []
+    raise ModelError("architecture", _unsupported(kind, names))
