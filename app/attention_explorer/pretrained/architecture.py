@@ -55,7 +55,8 @@ TENSOR_ROLES = (
     "mlm_dense",  # BERT MLM head: linear d -> d
     "mlm_norm",  # BERT MLM head: its LayerNorm
     "mlm_decoder",  # BERT MLM head: [vocab, d] (absent when tied to ``word``)
-    "mlm_bias",  # BERT MLM head: [vocab]
+    "mlm_bias",  # BERT MLM head: [vocab], the tied bias
+    "mlm_decoder_bias",  # BERT MLM head: [vocab], the decoder's own (what transformers adds)
 )
 
 
@@ -166,11 +167,15 @@ def check_config(arch: Architecture, config: Mapping, activations: Mapping) -> N
     (``what="config"``) naming the key, the value found and the values supported.
     """
     for key, values in arch.accepted.items():
-        if key in config and config[key] not in values:
+        if key in config and config[key] not in values:  # booleans as config.json writes them
+            shown = [
+                str(v).lower() if isinstance(v, bool) else repr(v) for v in (config[key], *values)
+            ]
+            only = " or ".join(shown[1:]) + (" is" if len(values) == 1 else " are")
             raise ModelError(
                 "config",
-                f"config.json sets {key}={config[key]!r}, which {arch.label} support here does "
-                f"not implement (supported: {', '.join(repr(v) for v in values)})",
+                f"config.json sets {key} {shown[0]}, which {arch.label} support here does "
+                f"not implement; only {only}",
             )
     act = arch.activation(config)
     if act not in activations:

@@ -33,8 +33,9 @@ class RunOutputs:
             return ""
         return (
             f"{self.model.name} has no output head: its checkpoint holds no language-model or "
-            "masked-LM prediction weights (a GPT-2 model with ln_f and the word table, or "
-            "BERT's cls.predictions), so only its hidden states and embedding can be shown"
+            "masked-LM prediction weights (an lm_head.weight, or the word table shared by "
+            "tie_word_embeddings; BERT's cls.predictions), so only its hidden states and "
+            "embedding can be shown"
         )
 
     def log_probs(self, position: int | None = None) -> np.ndarray:

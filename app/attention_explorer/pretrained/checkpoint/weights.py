@@ -210,16 +210,39 @@ def _layer(r: RoleReader, i: int, sizes: dict, d_q: int, d_kv: int) -> LayerWeig
 
 
 def _head(r: RoleReader, word: StoredTable, d: int) -> OutputHead | None:
-    kind, rows = r.arch.head, word.shape[0]
+    """The output head as transformers builds it: an untied table (``lm_head``, BERT's
+    decoder) when the file has one, else the word table when ``tie_word_embeddings``; a base
+    model (a ``LlamaModel``, untied, no ``lm_head``) has no head. BERT's bias is the decoder's
+    own (``cls.predictions.decoder.bias``), ``cls.predictions.bias`` only when tied and the
+    decoder's is absent (transformers ties the two then, and unties them when both are stored
+    with different values)."""
+    kind, rows, tied = r.arch.head, word.shape[0], r.arch.ties(r.config)
     if kind == "lm":
-        decoder = r.table("lm_head", (rows, d)) if r.has("lm_head") else word  # tied: one table
+        decoder = r.table("lm_head", (rows, d)) if r.has("lm_head") else word if tied else None
+        if decoder is None:  # a base model: no output weights to make logits from
+            return None
         return OutputHead("lm", decoder, None, r.norm("final_norm", None, d))
     if kind == "mlm" and r.has("mlm_dense", None, ".weight"):
         W, b = r.linear("mlm_dense", None, d, d)
         decoder = r.table("mlm_decoder", (rows, d)) if r.has("mlm_decoder") else word
-        bias = r.small("mlm_bias", shape=(rows,))
+        if not tied:
+            _untied_needs(r, ("mlm_decoder", "mlm_decoder_bias"))
+        role = "mlm_decoder_bias" if r.has("mlm_decoder_bias") else "mlm_bias"
+        bias = r.small(role, shape=(rows,))  # [vocab]
         return OutputHead("mlm", decoder, bias, r.norm("mlm_norm", None, d), W, b)
     return None
+
+
+def _untied_needs(r: RoleReader, roles: Sequence[str]) -> None:
+    """With ``tie_word_embeddings`` false the head's own tensors must be in the file:
+    transformers would fill a missing one (random weights, a zero bias), not the tied one."""
+    for role in roles:
+        if not r.has(role):
+            raise ModelError(
+                "files",
+                f"{r.t.describe()} has no tensor {r.name(role)}, which config.json's "
+                "tie_word_embeddings=false requires (the head does not share the tied tensors)",
+            )
 
 
 @dataclass(frozen=True)

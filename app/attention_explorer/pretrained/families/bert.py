@@ -3,7 +3,10 @@ positions plus token types, ``nn.Linear`` weights stored ``[out, in]``.
 
 ``is_decoder=True`` makes the self-attention causal, as in transformers' ``BertModel``.
 A BertForMaskedLM checkpoint carries the prediction head (``cls.predictions``): dense,
-activation, LayerNorm, then the word table (tied) plus a bias.
+activation, LayerNorm, then the word table (tied) or ``decoder.weight``, plus the decoder's
+bias: ``cls.predictions.decoder.bias`` when stored (what transformers' decoder adds, tied or
+not), else the tied ``cls.predictions.bias``. Untied (``tie_word_embeddings: false``), the
+decoder's own weight and bias must be in the file.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ ARCHITECTURE = Architecture(
         "mlm_norm": "cls.predictions.transform.LayerNorm",
         "mlm_decoder": "cls.predictions.decoder.weight",
         "mlm_bias": "cls.predictions.bias",
+        "mlm_decoder_bias": "cls.predictions.decoder.bias",
     },
     prefixes=("", "bert.", "model."),
     accepted={
