@@ -145,3 +145,15 @@ def test_an_unknown_family_says_what_is_wrong(config, said, unsaid):
     assert all(text in message for text in said), message
     assert not any(text in message for text in unsaid), message
     assert "Llama 2/3" in message and err.value.what == "architecture"
+
+
+def test_a_boolean_refused_reads_as_config_json_writes_it():
+    from attention_explorer.kernels.numpy_ops import ACTIVATIONS
+    from attention_explorer.pretrained.architecture import check_config
+    from attention_explorer.pretrained.families import FAMILIES
+
+    with pytest.raises(ModelError) as err:
+        check_config(FAMILIES["qwen2"], {"use_sliding_window": True}, ACTIVATIONS)
+    message = str(err.value)
+    assert "use_sliding_window true, which" in message and message.endswith("only false is")
+    assert "supported: False" not in message
