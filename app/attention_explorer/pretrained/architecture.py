@@ -55,7 +55,8 @@ TENSOR_ROLES = (
     "mlm_dense",  # BERT MLM head: linear d -> d
     "mlm_norm",  # BERT MLM head: its LayerNorm
     "mlm_decoder",  # BERT MLM head: [vocab, d] (absent when tied to ``word``)
-    "mlm_bias",  # BERT MLM head: [vocab]
+    "mlm_bias",  # BERT MLM head: [vocab], the tied bias
+    "mlm_decoder_bias",  # BERT MLM head: [vocab], the decoder's own (what transformers adds)
 )
 
 
