@@ -184,3 +184,12 @@ def test_a_base_model_without_an_output_head(tmp_path, tied):
     with torch.no_grad():
         logits = causal(torch.tensor([list(run.ids)])).logits[0].numpy()
     np.testing.assert_allclose(run.logits, logits, rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("family", ["llama", "qwen2"])
+def test_an_lm_head_with_a_bias_is_refused_by_name(tmp_path, family):
+    make_checkpoint(tmp_path, family)
+    vocab = json.loads((tmp_path / "config.json").read_text())["vocab_size"]
+    _edit_tensors(tmp_path, add={"lm_head.bias": np.ones(vocab, np.float32)})
+    message = _refusal(tmp_path)
+    assert "lm_head.bias" in message and "no output bias" in message, message

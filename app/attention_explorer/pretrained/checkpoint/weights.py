@@ -218,6 +218,7 @@ def _head(r: RoleReader, word: StoredTable, d: int) -> OutputHead | None:
     with different values)."""
     kind, rows, tied = r.arch.head, word.shape[0], r.arch.ties(r.config)
     if kind == "lm":
+        _no_head_bias(r)
         decoder = r.table("lm_head", (rows, d)) if r.has("lm_head") else word if tied else None
         if decoder is None:  # a base model: no output weights to make logits from
             return None
@@ -231,6 +232,18 @@ def _head(r: RoleReader, word: StoredTable, d: int) -> OutputHead | None:
         bias = r.small(role, shape=(rows,))  # [vocab]
         return OutputHead("mlm", decoder, bias, r.norm("mlm_norm", None, d), W, b)
     return None
+
+
+def _no_head_bias(r: RoleReader) -> None:
+    """An LM head has no bias (transformers builds ``lm_head`` with ``bias=False`` and would
+    drop one): a checkpoint that has one is refused naming it."""
+    stored = r.t.find(r.name("lm_head").removesuffix(".weight") + ".bias", r.arch.prefixes)
+    if stored is not None:
+        raise ModelError(
+            "files",
+            f"{r.t.describe()}: tensor {stored} is present, but {r.arch.label} have no output "
+            "bias (transformers would drop it): the weights are not this family's",
+        )
 
 
 def _untied_needs(r: RoleReader, roles: Sequence[str]) -> None:
