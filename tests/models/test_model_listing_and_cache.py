@@ -157,3 +157,18 @@ def test_a_boolean_refused_reads_as_config_json_writes_it():
     message = str(err.value)
     assert "use_sliding_window true, which" in message and message.endswith("only false is")
     assert "supported: False" not in message
+
+
+@pytest.mark.parametrize("key", ["rope_parameters", "rope_scaling"])
+def test_a_rope_refusal_names_the_key_the_config_used(llama_copy, key):
+    config = json.loads((llama_copy / "config.json").read_text())
+    config.pop("rope_parameters", None)
+    config.pop("rope_scaling", None)
+    config[key] = {"rope_type": "yarn", "factor": 4.0, "rope_theta": 500.0}
+    (llama_copy / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ModelError) as err:
+        model_run(llama_copy, TEXT)
+    message = str(err.value)
+    other = {"rope_parameters": "rope_scaling", "rope_scaling": "rope_parameters"}[key]
+    assert f"config.json {key}: rope_type 'yarn' is not implemented" in message, message
+    assert other not in message and "default, linear, llama3" in message

@@ -4,7 +4,8 @@ per head before the scores, and Mistral's sliding window as a mask.
 The rotation itself is the kernels' (``rotation_tables`` and ``rotate`` of
 :mod:`attention_explorer.kernels`: rotate-half pairs i and i + d_k/2, positions 0..n-1,
 ``llama3`` and ``linear`` frequency scaling). Here the checkpoint's settings are read
-(``rope_theta``, ``rope_scaling``; other scaling types or keys are refused by name) and an
+(``rope_theta``, ``rope_scaling`` or transformers 5's ``rope_parameters``; other scaling
+types or keys are refused naming the key the config used) and an
 engine session is built for a rotary layer.
 
 Whenever the engine's own RoPE setting (``positional="rope"`` with ``rope_theta``,
@@ -49,7 +50,11 @@ def scaling_from_checkpoint(mapping: Mapping | None) -> RopeScaling:
         return RopeScaling()
     kind = str(mapping.get("rope_type", mapping.get("type", "default")))
     if kind not in SCALING_TYPES:
-        RopeScaling(kind=kind)  # raises, naming the supported types
+        named = "rope_type" if "rope_type" in mapping else "type"
+        raise AttentionInputError(
+            "rope_scaling",
+            f"{named} {kind!r} is not implemented; supported: {', '.join(SCALING_TYPES)}",
+        )
     known = {"factor"} if kind == "linear" else set()
     if kind == "llama3":
         known = {"factor", "low_freq_factor", "high_freq_factor"}
@@ -60,7 +65,7 @@ def scaling_from_checkpoint(mapping: Mapping | None) -> RopeScaling:
         if key == "partial_rotary_factor" and float(value) == 1.0:
             continue
         raise AttentionInputError(
-            "rope_scaling", f"the key {key!r} of a {kind!r} rope scaling is not supported"
+            "rope_scaling", f"the key {key!r} of a {kind!r} rope scaling is not implemented"
         )
     values = {key: mapping[key] for key in known if key in mapping}
     if kind == "llama3" and "original_max_position_embeddings" in values:
@@ -72,15 +77,16 @@ def _rope_settings(config: Mapping) -> tuple[float, RopeScaling]:
     """A rotary checkpoint's (theta, scaling) from ``rope_theta`` and ``rope_scaling`` (or the
     newer ``rope_parameters``); a scaling type or key not implemented is a ModelError."""
     legacy, params = config.get("rope_scaling"), config.get("rope_parameters")
-    for given in (legacy, params):  # each is checked: an unsupported type is refused
+    scalings = {}  # each is checked (an unsupported type is refused, naming its key)
+    for key, given in (("rope_scaling", legacy), ("rope_parameters", params)):
         if isinstance(given, Mapping):
-            _scaling(given)
-    rope = legacy if isinstance(legacy, Mapping) else params
+            scalings[key] = _scaling(given, key)
     theta = config.get("rope_theta")
     for given in (params, legacy):
         if theta is None and isinstance(given, Mapping):
             theta = given.get("rope_theta")
-    return float(theta or DEFAULT_THETA), _scaling(rope if isinstance(rope, Mapping) else None)
+    chosen = scalings.get("rope_scaling", scalings.get("rope_parameters", RopeScaling()))
+    return float(theta or DEFAULT_THETA), chosen
 
 
 def rope_frequencies(config: Mapping, d_k: int) -> np.ndarray:
@@ -93,7 +99,7 @@ def rope_frequencies(config: Mapping, d_k: int) -> np.ndarray:
     try:
         return inverse_frequencies(d_k, theta, scaling)
     except AttentionInputError as exc:
-        raise ModelError("config", f"config.json rope settings: {exc}") from None
+        raise ModelError("config", f"config.json: {exc.message}") from None
 
 
 def engine_rope(w) -> tuple[dict | None, str]:
@@ -137,11 +143,13 @@ def rotary_note(w) -> str:
     )
 
 
-def _scaling(rope: Mapping | None) -> RopeScaling:
+def _scaling(rope: Mapping, key: str) -> RopeScaling:
+    """The scaling of the config's ``key`` (``rope_scaling``, or ``rope_parameters`` as
+    transformers 5 writes it); a ModelError naming that key when it is refused."""
     try:
         return scaling_from_checkpoint(rope)
     except AttentionInputError as exc:
-        raise ModelError("config", f"config.json rope settings: {exc}") from None
+        raise ModelError("config", f"config.json {key}: {exc.message}") from None
 
 
 def rotate(x: np.ndarray, inv_freq: np.ndarray) -> np.ndarray:
