@@ -7,8 +7,6 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from attention_explorer.kernels.numpy_ops import ACTIVATIONS
-from attention_explorer.pretrained.architecture import check_config
 from attention_explorer.pretrained.checkpoint.source import (
     PACKAGED_MODELS,
     PACKAGED_NAMES,
@@ -17,11 +15,9 @@ from attention_explorer.pretrained.checkpoint.source import (
     is_model_folder,
     packaged_folder,
 )
-from attention_explorer.pretrained.checkpoint.validate import check_config_values
-from attention_explorer.pretrained.checkpoint.weights import _head_sizes, _window, read_config
+from attention_explorer.pretrained.checkpoint.weights import check_config_alone, read_config
 from attention_explorer.pretrained.families import FAMILIES, architecture_for
 from attention_explorer.pretrained.model_errors import ModelError
-from attention_explorer.pretrained.rotary import rope_frequencies
 
 
 @dataclass(frozen=True)
@@ -45,17 +41,12 @@ class ModelEntry:
 
 
 def _check_settings(cfg: dict, folder: Path) -> str:
-    """The family key of config.json ``cfg`` after the config checks opening runs (the
-    family's accepted values and activation, the sizes and epsilon, the rope settings, the
-    window); a
+    """The family key of config.json ``cfg`` after the config checks opening runs
+    (:func:`~attention_explorer.pretrained.checkpoint.weights.check_config_alone`); a
     ModelError naming the first refusal. Reads nothing: the weights are never touched."""
     arch = architecture_for(cfg)
     try:
-        check_config(arch, cfg, ACTIVATIONS)
-        sizes = check_config_values(arch, cfg, folder / "config.json")
-        if arch.positions == "rotary":
-            rope_frequencies(cfg, _head_sizes(sizes)[2])
-        _window(arch, cfg)
+        check_config_alone(arch, cfg, folder / "config.json")
     except ModelError:
         raise
     except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:  # as read_weights says

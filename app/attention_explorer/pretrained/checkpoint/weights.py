@@ -288,11 +288,24 @@ def _layer_builder(arch: Architecture, sizes: dict) -> Callable[[RoleReader, int
     return lambda r, i: _layer(r, i, sizes, heads * d_k, kv_heads * d_k)
 
 
+def check_config_alone(arch: Architecture, cfg: dict, config_path: Path) -> dict:
+    """The checked sizes of config.json ``cfg`` after every check that needs no tensor: the
+    family's accepted values and activation, the sizes and epsilon, the rope settings and the
+    window. Opening a model and listing it (``available.models``) both run it, so a folder
+    the listing calls supported is not refused by the config when opened. ModelError names
+    the first refusal."""
+    check_config(arch, cfg, ACTIVATIONS)
+    sizes = check_config_values(arch, cfg, config_path)
+    if arch.positions == "rotary":
+        rope_frequencies(cfg, _head_sizes(sizes)[2])
+    _window(arch, cfg)
+    return sizes
+
+
 def _survey(arch: Architecture, cfg: dict, tensors: TensorFile) -> _Stored:
     """Config checked, and every layer's tensors found and their shapes checked, with no
     tensor read: a checkpoint that does not add up is refused at load time."""
-    check_config(arch, cfg, ACTIVATIONS)
-    sizes = check_config_values(arch, cfg, tensors.folder / "config.json")
+    sizes = check_config_alone(arch, cfg, tensors.folder / "config.json")
     build = _layer_builder(arch, sizes)
     keys, elements = [], []
     for i in range(sizes["layers"]):
