@@ -1,0 +1,312 @@
+"""The exact float64 parity reference: transformers' eager model with the steps it forces to
+float32 patched to float64, and sharp query/key weights for checkpoints.
+
+Even inside a model loaded in float64, transformers runs three steps in float32:
+
+- **RMSNorm** (Llama, Qwen2, Mistral): ``hidden_states.to(torch.float32)`` before the mean
+  square, so the normalised vector carries float32 rounding (~6e-8 relative).
+- **RoPE angles**: ``inv_freq`` is built with ``dtype=torch.float`` (float32) and the rotary
+  embedding's forward multiplies ``position_ids.float()`` by it, so every angle (and its cos
+  and sin) is a float32 number; at position p the angle's error grows like p · 6e-8.
+- **The softmax** of eager attention: ``softmax(scores, dtype=torch.float32)``.
+
+GPT-2 (without ``reorder_and_upcast_attn``) and BERT force none of them: their stock float64
+run is already exact, and the patches below leave them alone.
+
+:func:`exact_float64` is a context manager that swaps in float64 versions of those three
+steps for every family it is given (the RMSNorm and rotary classes' ``forward`` and each
+modeling module's ``eager_attention_forward``), counting the calls so a test can prove they
+ran. :func:`run_reference` loads a saved checkpoint in float64 (eager attention) and returns
+its attentions, every hidden state (the last one at the *input* of the final norm, where
+``ae.model_run`` reports it) and its logits, exact or stock. :func:`sharpen` scales a saved
+checkpoint's query and key projections so that layer 0's attention rows peak near a target,
+as trained models' do.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+import math
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+import transformers
+from safetensors.torch import load_file, save_file
+from torch import nn
+
+#: The modeling modules whose RMSNorm, rotary embedding and eager softmax run in float32.
+ROTARY_FAMILIES = ("llama", "qwen2", "mistral")
+
+#: Class name stems of each rotary family (``LlamaRMSNorm``, ``LlamaRotaryEmbedding``...).
+_STEMS = {"llama": "Llama", "qwen2": "Qwen2", "mistral": "Mistral"}
+
+#: The RoPE types whose float64 inverse frequencies :func:`exact_inv_freq` knows.
+EXACT_ROPE_TYPES = ("default", "linear", "llama3")
+
+
+def exact_inv_freq(config) -> torch.Tensor:
+    """The rotary inverse frequencies of ``config`` in float64: transformers' own formulas
+    (``compute_default_rope_parameters``, ``_compute_linear_scaling_rope_parameters``,
+    ``_compute_llama3_parameters``) with the float32 ``arange`` made float64."""
+    params = config.rope_parameters
+    rope_type = params.get("rope_type", "default")
+    if rope_type not in EXACT_ROPE_TYPES:
+        raise NotImplementedError(f"no float64 inverse frequencies for rope_type {rope_type!r}")
+    head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+    dim = int(head_dim * params.get("partial_rotary_factor", 1.0))
+    exponents = torch.arange(0, dim, 2, dtype=torch.int64).to(torch.float64) / dim
+    inv_freq = 1.0 / (params["rope_theta"] ** exponents)
+    if rope_type == "linear":
+        return inv_freq / params["factor"]
+    if rope_type == "llama3":
+        factor = params["factor"]
+        low, high = params["low_freq_factor"], params["high_freq_factor"]
+        old_context = params["original_max_position_embeddings"]
+        wavelen = 2 * math.pi / inv_freq
+        scaled = torch.where(wavelen > old_context / low, inv_freq / factor, inv_freq)
+        smooth = (old_context / wavelen - low) / (high - low)
+        smoothed = (1 - smooth) * scaled / factor + smooth * scaled
+        medium = ~(wavelen < old_context / high) * ~(wavelen > old_context / low)
+        return torch.where(medium, smoothed, scaled)
+    return inv_freq
+
+
+def _require_float64(tensor: torch.Tensor, step: str) -> None:
+    if tensor.dtype != torch.float64:
+        raise TypeError(f"the exact reference's {step} got {tensor.dtype}; load in float64")
+
+
+def _rms_norm_forward(calls: Counter):
+    """RMSNorm's forward with the mean square and rsqrt in float64 (no float32 cast)."""
+
+    def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        _require_float64(hidden_states, "RMSNorm")
+        calls["rms_norm"] += 1
+        variance = hidden_states.pow(2).mean(-1, keepdim=True)
+        return self.weight * (hidden_states * torch.rsqrt(variance + self.variance_epsilon))
+
+    return forward
+
+
+def _rotary_forward(calls: Counter):
+    """The rotary embedding's forward with float64 inverse frequencies, angles, cos and sin
+    (transformers computes all four in float32, with autocast disabled)."""
+
+    def forward(self, x: torch.Tensor, position_ids: torch.Tensor):
+        _require_float64(x, "rotary embedding")
+        calls["rotary"] += 1
+        inv_freq = exact_inv_freq(self.config).to(x.device)
+        angles = position_ids[..., None].to(torch.float64) * inv_freq
+        emb = torch.cat((angles, angles), dim=-1)
+        return emb.cos() * self.attention_scaling, emb.sin() * self.attention_scaling
+
+    return forward
+
+
+def _eager_attention(module_of_family, calls: Counter):
+    """The family's ``eager_attention_forward`` with its softmax in float64 (transformers
+    passes ``dtype=torch.float32``); everything else is the family's own code."""
+    repeat_kv = module_of_family.repeat_kv
+
+    def eager_attention_forward(
+        module, query, key, value, attention_mask, scaling, dropout=0.0, **kwargs
+    ):
+        _require_float64(query, "eager attention")
+        calls["softmax"] += 1
+        key_states = repeat_kv(key, module.num_key_value_groups)
+        value_states = repeat_kv(value, module.num_key_value_groups)
+        scores = torch.matmul(query, key_states.transpose(2, 3)) * scaling
+        if attention_mask is not None:
+            scores = scores + attention_mask
+        weights = nn.functional.softmax(scores, dim=-1, dtype=torch.float64)
+        output = torch.matmul(weights, value_states).transpose(1, 2).contiguous()
+        return output, weights
+
+    return eager_attention_forward
+
+
+@contextlib.contextmanager
+def exact_float64(families: tuple[str, ...] = ROTARY_FAMILIES) -> Iterator[Counter]:
+    """Within the block, the RMSNorm, rotary embedding and eager attention of ``families``
+    run wholly in float64. Yields a Counter of the patched calls (``rms_norm``, ``rotary``,
+    ``softmax``); everything is restored on exit."""
+    calls: Counter = Counter()
+    saved: list[tuple[object, str, object]] = []
+
+    def patch(owner, name: str, replacement) -> None:
+        saved.append((owner, name, owner.__dict__[name]))
+        setattr(owner, name, replacement)
+
+    try:
+        for family in families:
+            modeling = importlib.import_module(f"transformers.models.{family}.modeling_{family}")
+            stem = _STEMS[family]
+            patch(getattr(modeling, f"{stem}RMSNorm"), "forward", _rms_norm_forward(calls))
+            patch(getattr(modeling, f"{stem}RotaryEmbedding"), "forward", _rotary_forward(calls))
+            patch(modeling, "eager_attention_forward", _eager_attention(modeling, calls))
+        yield calls
+    finally:
+        for owner, name, original in reversed(saved):
+            setattr(owner, name, original)
+
+
+@dataclass(frozen=True)
+class Reference:
+    """One float64 run of a checkpoint: attentions [layers, heads, n, n], hidden states
+    [layers + 1, n, d] (the last at the input of the final norm, if the model has one) and
+    logits [n, vocab]; ``calls`` counts the exact patches that ran (empty for stock)."""
+
+    attentions: np.ndarray
+    hidden: np.ndarray
+    logits: np.ndarray
+    calls: dict
+
+
+def _model_class(folder: Path):
+    """The transformers class named by the checkpoint's ``architectures``."""
+    config = json.loads((Path(folder) / "config.json").read_text(encoding="utf-8"))
+    return getattr(transformers, config["architectures"][0])
+
+
+def _final_norm(model) -> nn.Module | None:
+    """The decoder's final norm (Llama-family ``model.norm``, GPT-2 ``transformer.ln_f``);
+    None for an encoder (BERT), whose last hidden state is the last layer's output."""
+    base = model.base_model
+    return getattr(base, "norm", None) or getattr(base, "ln_f", None)
+
+
+def load_float64(folder: Path):
+    """The checkpoint in ``folder`` as its transformers class, float64, eager attention."""
+    model = _model_class(folder).from_pretrained(
+        str(folder), dtype=torch.float64, attn_implementation="eager"
+    )
+    return model.eval()
+
+
+def forward_reference(model, ids) -> Reference:
+    """Run ``model`` on ``ids`` (one text) and collect attentions, hidden states and logits."""
+    seen: dict[str, np.ndarray] = {}
+    norm = _final_norm(model)
+    hook = None
+    if norm is not None:
+        hook = norm.register_forward_pre_hook(
+            lambda module, args: seen.__setitem__("final", args[0][0].detach().numpy().copy())
+        )
+    try:
+        with torch.no_grad():
+            out = model(
+                input_ids=torch.tensor([list(ids)]),
+                output_attentions=True,
+                output_hidden_states=True,
+                use_cache=False,
+            )
+    finally:
+        if hook is not None:
+            hook.remove()
+    hidden = [h[0].numpy() for h in out.hidden_states]
+    if norm is not None:  # transformers' last entry is after the final norm: use its input
+        hidden[-1] = seen["final"]
+    return Reference(
+        attentions=np.stack([a[0].numpy() for a in out.attentions]),
+        hidden=np.stack(hidden),
+        logits=out.logits[0].numpy(),
+        calls={},
+    )
+
+
+def run_reference(folder: Path, ids, exact: bool = True) -> Reference:
+    """transformers' float64 eager run of the checkpoint in ``folder`` on token ``ids``:
+    with the float32 steps patched to float64 (``exact``, the parity reference) or stock."""
+    if not exact:
+        return forward_reference(load_float64(folder), ids)
+    with exact_float64() as calls:
+        reference = forward_reference(load_float64(folder), ids)
+    return Reference(reference.attentions, reference.hidden, reference.logits, dict(calls))
+
+
+# ---------------------------------------------------------------- sharp query/key weights
+
+
+def query_key_part(name: str, tensor: torch.Tensor):
+    """The index of ``tensor`` (a checkpoint or parameter name) that belongs to a query or
+    key projection, or None: Llama-family ``q_proj``/``k_proj``, BERT ``query``/``key``
+    (whole weights and biases), GPT-2's fused ``c_attn`` (its first two thirds of outputs,
+    the last axis of a Conv1D weight)."""
+    if name.endswith(
+        (
+            "self_attn.q_proj.weight",
+            "self_attn.q_proj.bias",
+            "self_attn.k_proj.weight",
+            "self_attn.k_proj.bias",
+            "attention.self.query.weight",
+            "attention.self.query.bias",
+            "attention.self.key.weight",
+            "attention.self.key.bias",
+        )
+    ):
+        return (...,)
+    if name.endswith(("attn.c_attn.weight", "attn.c_attn.bias")):
+        return (..., slice(0, 2 * tensor.shape[-1] // 3))
+    return None
+
+
+def mean_row_max(attentions: np.ndarray) -> float:
+    """The mean over heads and query rows of each row's largest weight (rows after the
+    first: a causal model's first row is always 1)."""
+    return float(attentions[:, 1:, :].max(axis=-1).mean())
+
+
+def sharp_factor(folder: Path, ids, target: float = 0.6, steps: int = 12) -> float:
+    """The factor for the query and key projections at which layer 0's mean row max is
+    ``target``: bisection on log(factor) in [1/64, 64] (scores scale as factor²)."""
+    model = load_float64(folder)
+    parts = [
+        (param, index, param.detach().clone())
+        for name, param in model.named_parameters()
+        if (index := query_key_part(name, param)) is not None
+    ]
+    if not parts:
+        raise ValueError(f"no query/key projections found in {folder}")
+
+    def peak(factor: float) -> float:
+        with torch.no_grad():
+            for param, index, original in parts:
+                param.copy_(original)
+                param[index] *= factor
+        return mean_row_max(forward_reference(model, ids).attentions[0])
+
+    low, high = math.log(1 / 64), math.log(64.0)
+    for _ in range(steps):
+        middle = (low + high) / 2
+        low, high = (middle, high) if peak(math.exp(middle)) < target else (low, middle)
+    return math.exp((low + high) / 2)
+
+
+def scale_query_key(folder: Path, factor: float) -> int:
+    """Multiply the query and key projections of every safetensors file in ``folder`` by
+    ``factor``, in place; returns how many tensors changed."""
+    changed = 0
+    for path in sorted(Path(folder).glob("*.safetensors")):
+        tensors = load_file(str(path))
+        for name, tensor in tensors.items():
+            index = query_key_part(name, tensor)
+            if index is not None:
+                tensor[index] *= factor
+                changed += 1
+        save_file(tensors, str(path), metadata={"format": "pt"})
+    return changed
+
+
+def sharpen(folder: Path, ids, target: float = 0.6) -> float:
+    """Scale the checkpoint's query and key projections so that layer 0's attention rows
+    peak near ``target`` on ``ids`` (as in trained models); returns the factor used."""
+    factor = sharp_factor(folder, ids, target)
+    if scale_query_key(folder, factor) == 0:
+        raise ValueError(f"no query/key tensors in the files of {folder}")
+    return factor
