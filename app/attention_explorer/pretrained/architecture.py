@@ -19,6 +19,9 @@ The record states:
   tensor names, with the prefixes a checkpoint may put before them;
 - the config keys it reads, and every other key that would change the numbers, with the values
   it accepts: any other value is refused by name (:func:`check_config`);
+- whether the attention has QK-norm (Qwen3): an RMSNorm with its own ``[d_k]`` weights
+  (roles ``q_norm`` and ``k_norm``, shared by all heads, the model's epsilon) on each head's
+  q and k before RoPE; its tensors are then required, and refused when present otherwise;
 - which linear layers carry a bias (always, never, or as a config key says): a checkpoint whose
   bias tensors disagree is refused by name (:meth:`Architecture.bias_rule`).
 """
@@ -46,6 +49,8 @@ TENSOR_ROLES = (
     "v",  # linear d -> kv_heads * d_k
     "qkv",  # fused q, k, v (GPT-2's c_attn)
     "o",  # linear heads * d_k -> d
+    "q_norm",  # QK-norm: RMSNorm of each head's q over d_k, weight [d_k] (Qwen3)
+    "k_norm",  # QK-norm: RMSNorm of each head's k over d_k, weight [d_k] (Qwen3)
     "attn_norm",  # the norm around the attention sublayer
     "ffn_norm",  # the norm around the feed-forward sublayer
     "ffn_in",  # linear d -> d_ff (the "up" projection of a gated feed-forward)
@@ -117,6 +122,9 @@ class Architecture:
     #: builds the layer with ``bias=False``) or the config key whose truth says so (Llama's
     #: ``attention_bias``). A linear role not listed always has one (GPT-2, BERT).
     biases: Mapping[str, bool | str] = field(default_factory=dict)
+    #: QK-norm (Qwen3): the ``q_norm`` and ``k_norm`` RMSNorms (``[d_k]`` weights, the norm's
+    #: epsilon) on each head's q and k after the projections and before RoPE.
+    qk_norm: bool = False
 
     def size(self, config: Mapping, role: str) -> int | None:
         """The size ``role`` (``layers``, ``heads``, ``d_model``…) read from ``config``."""

@@ -129,6 +129,23 @@ class RoleReader:
             )
         return self.get(name + ".bias", shape=(d_out,)) if wanted else None
 
+    def qk_norms(self, i: int, d_k: int) -> dict:
+        """QK-norm's ``{"q_norm": [d_k], "k_norm": [d_k]}`` RMSNorm weights of layer ``i`` when
+        the record has QK-norm (a missing tensor, a wrong shape or a bias is refused by name),
+        else ``{}``; a QK-norm tensor in the file of a record without it is refused by name."""
+        roles = ("q_norm", "k_norm")
+        if self.arch.qk_norm:
+            return {role: self.norm(role, i, d_k)[0] for role in roles}
+        for role in roles:
+            if self.has(role, i, ".weight"):
+                raise ModelError(
+                    "files",
+                    f"{self.t.describe()}: tensor {self.key(self.name(role, i) + '.weight')} "
+                    f"is present, but {self.arch.label} have no QK-norm: the weights are not "
+                    "this family's",
+                )
+        return {}
+
     def norm(self, role: str, i: int | None, d: int) -> Norm | None:
         """A norm's (gamma, beta or None) by role, or None when the family has no such norm."""
         name = self.name(role, i)

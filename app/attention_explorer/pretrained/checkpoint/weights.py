@@ -47,9 +47,10 @@ __all__ = [
 @dataclass(frozen=True)
 class LayerWeights:
     """One transformer layer. Attention: ``W_Q [d, h*d_k]``, ``W_K/W_V [d, kv*d_k]``,
-    ``W_O [h*d_k, d]``, biases or None. ``ln_attn``/``ln_ffn`` are (gamma, beta) pairs around
-    the sublayers (where, the record's ``norm_placement`` says). Feed-forward:
-    ``W_in [d, d_ff]``, ``W_gate [d, d_ff]`` (gated only), ``W_out [d_ff, d]``.
+    ``W_O [h*d_k, d]``, biases or None, QK-norm's ``q_norm``/``k_norm`` ``[d_k]`` or None.
+    ``ln_attn``/``ln_ffn`` are (gamma, beta) pairs around the sublayers (where, the record's
+    ``norm_placement`` says). Feed-forward: ``W_in [d, d_ff]``, ``W_gate [d, d_ff]`` (gated
+    only), ``W_out [d_ff, d]``.
     """
 
     W_Q: np.ndarray
@@ -70,6 +71,8 @@ class LayerWeights:
     b_gate: np.ndarray | None = None
     W_QKV: np.ndarray | None = None  # [d, h*d_k + 2 kv*d_k]: W_Q, W_K, W_V are views of it
     b_QKV: np.ndarray | None = None  # [h*d_k + 2 kv*d_k], when any of Q, K, V has a bias
+    q_norm: np.ndarray | None = None  # [d_k] QK-norm's RMSNorm weight on each head's q
+    k_norm: np.ndarray | None = None  # [d_k] the same on each head's k
 
     def projection_inputs(self, x: np.ndarray) -> AttentionInputs:
         """The engine's projection-mode inputs of this layer's attention on ``x [n, d]``."""
@@ -206,6 +209,7 @@ def _layer(r: RoleReader, i: int, sizes: dict, d_q: int, d_kv: int) -> LayerWeig
         b_out=b_out,
         W_gate=W_gate,
         b_gate=b_gate,
+        **r.qk_norms(i, _head_sizes(sizes)[2]),
     )
 
 
