@@ -87,7 +87,7 @@ def attention_config(w: ModelWeights, layer: int) -> AttentionConfig:
 
 def attention_parts(w: ModelWeights, layer: int, x: np.ndarray):
     """The engine's (config, inputs) for layer ``layer`` applied to ``x [n, d]``."""
-    if w.rope is not None:  # rotary families: direct mode with the rotated q and k
+    if w.rope is not None or w.arch.qk_norm:  # rotary or QK-norm: rotary.py decides the mode
         return rotary_parts(w, layer, x, scale_setting(w.scales[layer], w.d_k))
     return attention_config(w, layer), w.layers[layer].projection_inputs(x)
 

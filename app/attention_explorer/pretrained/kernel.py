@@ -2,14 +2,15 @@
 
 An unedited layer on numpy runs :func:`attend`: the same arithmetic as the engine's
 ``compute()`` in projection mode (softmax, the record's scale and causal mask), batched over
-heads with no stage bookkeeping, which is what makes a whole-model run as fast as
-transformers. An edited layer (a session) runs :func:`attend_engine`: on numpy, a session
-whose settings are still plain softmax attention (any X, W, bias, scale or temperature; no
-Q/K/V typed in, no positions, no padding or custom mask) takes the same batched arithmetic
-(:func:`attend_plain`, after the engine's checks of its inputs); anything else, a float32
-overflow and any other backend go through ``compute()`` itself. A knocked-out head
-contributes nothing to ``concat · W_O``: its columns of ``concat`` are zeroed in the
-batched path, its rows of ``W_O`` in ``compute()`` (the same thing).
+heads with no stage bookkeeping (QK-norm, when the layer has it, on q and k before RoPE),
+which is what makes a whole-model run as fast as transformers. An edited layer (a session)
+runs :func:`attend_engine`: on numpy, a session whose settings are still plain softmax
+attention (any X, W, bias, scale or temperature; no Q/K/V typed in, no positions, no padding
+or custom mask) takes the same batched arithmetic (:func:`attend_plain`, after the engine's
+checks of its inputs); anything else, a float32 overflow and any other backend go through
+``compute()`` itself. A knocked-out head contributes nothing to ``concat · W_O``: its
+columns of ``concat`` are zeroed in the batched path, its rows of ``W_O`` in ``compute()``
+(the same thing).
 """
 
 from __future__ import annotations
@@ -38,6 +39,15 @@ def projections(ops, w: ModelWeights, lw: LayerWeights, x):
     return [ops.split_heads(part, c, contiguous=True) for part, c in zip(parts, counts)]
 
 
+def qk_normed(ops, lw: LayerWeights, eps: float, q, k):
+    """QK-norm (Qwen3): ``q [h, n, d_k]`` and ``k [kv, n, d_k]`` each RMS-normed over d_k with
+    the layer's ``q_norm`` and ``k_norm`` weights (shared by all heads), before RoPE; q and k
+    unchanged when the layer has no QK-norm."""
+    if lw.q_norm is None:
+        return q, k
+    return ops.rms_norm(q, lw.q_norm, None, eps), ops.rms_norm(k, lw.k_norm, None, eps)
+
+
 def _weights_and_output(ops, q, k, v, factor, blocked, W_O, b_O, knocked, out):
     """The attention after the projections: ``q [h, n, d_k]`` (scaled here, in place on
     numpy), ``k [kv, n, d_k]``, ``v [kv, n, d_v]``; weights ``[h, n, n]`` (in ``out`` when
@@ -58,7 +68,8 @@ def attend(w: ModelWeights, layer: int, x, knocked: Iterable[int] = (), out=None
     block's output ``[n, d]`` (before the residual), in ``x``'s dtype."""
     ops = ops_for(x)
     lw: LayerWeights = w.layers[layer]
-    q, k, v = projections(ops, w, lw, x)
+    q, k, v = projections(ops, w, lw, x)  # [h, n, d_k], [kv, n, d_k], [kv, n, d_v]
+    q, k = qk_normed(ops, lw, w.eps, q, k)  # QK-norm before RoPE (Qwen3)
     if w.rope is not None:  # RoPE per head before the scores
         cos, sin = ops.rotation_tables(np.arange(x.shape[0]), w.rope, like=q)  # [n, d_k]
         q, k = ops.rotate(q, cos, sin), ops.rotate(k, cos, sin)

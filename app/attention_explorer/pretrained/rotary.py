@@ -17,6 +17,10 @@ can be edited). Otherwise (a ``llama3`` scaling whose ``low_freq_factor``,
 Llama 3.1 values) it falls back to direct mode with the rotated ``Q [heads, n, d_k]``,
 ``K [kv_heads, n, d_k]``, ``V`` and the model's ``W_O``, and :func:`rotary_note` says why.
 
+A layer with QK-norm (Qwen3: an RMSNorm with its own weights on each head's q and k before
+RoPE) always opens in direct mode with the normed and rotated Q and K: QK-norm is not a stage
+of the engine yet, and a projection session without it would compute other weights.
+
 The sliding window, as transformers applies it: query i sees key j when ``j <= i`` and
 ``i - j < window`` (a key ``window`` or more positions back is hidden).
 """
@@ -129,17 +133,29 @@ def engine_rope(w) -> tuple[dict | None, str]:
     return settings, ""
 
 
-def rotary_note(w) -> str:
-    """A sentence for the session description when a rotary layer opens in direct mode
-    (see the module docstring), else ""."""
+def direct_reason(w) -> str:
+    """Why a layer of ``w`` opens in direct mode (see the module docstring), or "" when the
+    engine's projection mode with its RoPE reproduces it."""
+    if w.arch.qk_norm:
+        return (
+            "QK-norm is not a stage of the engine yet (each head's q and k are RMS-normed with "
+            "the layer's q_norm and k_norm weights before RoPE)"
+        )
     if w.rope is None:
         return ""
     settings, why = engine_rope(w)
-    if settings is not None:
+    return "" if settings is not None else f"{why}, which the engine's RoPE setting cannot express"
+
+
+def rotary_note(w) -> str:
+    """A sentence for the session description when a layer opens in direct mode (see the
+    module docstring), else ""."""
+    why = direct_reason(w)
+    if not why:
         return ""
+    done = "normed and rotated" if w.arch.qk_norm else "rotated"
     return (
-        f" Q and K are given already rotated (direct mode), so W_Q and W_K cannot be edited: "
-        f"{why}, which the engine's RoPE setting cannot express."
+        f" Q and K are given already {done} (direct mode), so W_Q and W_K cannot be edited: {why}."
     )
 
 
@@ -181,13 +197,17 @@ def rotary_parts(w, layer: int, x: np.ndarray, scale: tuple[str, float]):
         "scale_factor": scale[1],
         **_mask(w, x.shape[0]),
     }
-    rope, _ = engine_rope(w)
-    if rope is not None:
+    if not direct_reason(w):
+        rope, _ = engine_rope(w)
         d_v = lw.W_V.shape[1] // w.kv_heads
         config = AttentionConfig(mode="projection", d_v=d_v, **shared, **rope)
         return config, lw.projection_inputs(x)
-    q = rotate(ops.split_heads(ops.linear(x, lw.W_Q, lw.b_Q), w.heads), w.rope)  # [h, n, d_k]
-    k = rotate(ops.split_heads(ops.linear(x, lw.W_K, lw.b_K), w.kv_heads), w.rope)  # [kv, ..]
+    q = ops.split_heads(ops.linear(x, lw.W_Q, lw.b_Q), w.heads)  # [h, n, d_k]
+    k = ops.split_heads(ops.linear(x, lw.W_K, lw.b_K), w.kv_heads)  # [kv, n, d_k]
     v = ops.split_heads(ops.linear(x, lw.W_V, lw.b_V), w.kv_heads)  # [kv, n, d_v]
+    if lw.q_norm is not None:  # QK-norm over d_k, before RoPE
+        q, k = ops.rms_norm(q, lw.q_norm, None, w.eps), ops.rms_norm(k, lw.k_norm, None, w.eps)
+    if w.rope is not None:
+        q, k = rotate(q, w.rope), rotate(k, w.rope)  # [h, n, d_k], [kv, n, d_k]
     config = AttentionConfig(mode="direct", d_v=v.shape[-1], **shared)
     return config, AttentionInputs(Q=q, K=k, V=v, W_O=lw.W_O, b_O=lw.b_O)
