@@ -281,8 +281,9 @@ def test_bias_against_the_config_is_refused_by_name(qwen3_copy):
         model_run(qwen3_copy, TEXT)
 
 
-def test_qwen3_weights_labelled_qwen2_are_refused(qwen3_copy):
-    """QK-norm tensors in a family without QK-norm: Qwen3 weights under model_type qwen2."""
-    _rewrite_config(qwen3_copy, model_type="qwen2", architectures=["Qwen2ForCausalLM"])
-    with pytest.raises(ModelError):
+@pytest.mark.parametrize("family", ["llama", "mistral"])
+def test_qwen3_weights_labelled_llama_are_refused(qwen3_copy, family):
+    """QK-norm tensors in a family without QK-norm are named, never run without the norm."""
+    _rewrite_config(qwen3_copy, model_type=family, architectures=["LlamaForCausalLM"])
+    with pytest.raises(ModelError, match=r"layers\.0\.self_attn\.q_norm\.weight is present"):
         model_run(qwen3_copy, TEXT)

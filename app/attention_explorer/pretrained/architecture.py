@@ -64,6 +64,13 @@ TENSOR_ROLES = (
     "mlm_decoder_bias",  # BERT MLM head: [vocab], the decoder's own (what transformers adds)
 )
 
+#: QK-norm's tensors under the names transformers gives them (Qwen3, OLMo 2, Gemma 3): a
+#: record without QK-norm and without these roles is still checked for them, so Qwen3 weights
+#: labelled llama are refused rather than run without their norms.
+QK_NORM_TENSORS = MappingProxyType(
+    {"q_norm": "layers.{i}.self_attn.q_norm", "k_norm": "layers.{i}.self_attn.k_norm"}
+)
+
 
 def inverse_sqrt_dk(config: Mapping, layer: int, d_k: int) -> float:
     """The usual scale rule: scores are multiplied by ``1 / sqrt(d_k)``."""

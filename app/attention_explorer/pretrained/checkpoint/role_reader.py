@@ -18,7 +18,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from attention_explorer.pretrained.architecture import Architecture
+from attention_explorer.pretrained.architecture import QK_NORM_TENSORS, Architecture
 from attention_explorer.pretrained.checkpoint.stored import StoredTable
 from attention_explorer.pretrained.checkpoint.tensor_file import TensorFile
 from attention_explorer.pretrained.checkpoint.validate import check_shape
@@ -132,17 +132,19 @@ class RoleReader:
     def qk_norms(self, i: int, d_k: int) -> dict:
         """QK-norm's ``{"q_norm": [d_k], "k_norm": [d_k]}`` RMSNorm weights of layer ``i`` when
         the record has QK-norm (a missing tensor, a wrong shape or a bias is refused by name),
-        else ``{}``; a QK-norm tensor in the file of a record without it is refused by name."""
+        else ``{}``; a QK-norm tensor in the file of a record without it (under the record's name
+        or transformers' usual one, ``QK_NORM_TENSORS``) is refused by name."""
         roles = ("q_norm", "k_norm")
         if self.arch.qk_norm:
             return {role: self.norm(role, i, d_k)[0] for role in roles}
         for role in roles:
-            if self.has(role, i, ".weight"):
+            pattern = self.arch.tensors.get(role, QK_NORM_TENSORS[role])
+            stored = self.t.find(pattern.format(i=i) + ".weight", self.arch.prefixes)
+            if stored is not None:
                 raise ModelError(
                     "files",
-                    f"{self.t.describe()}: tensor {self.key(self.name(role, i) + '.weight')} "
-                    f"is present, but {self.arch.label} have no QK-norm: the weights are not "
-                    "this family's",
+                    f"{self.t.describe()}: tensor {stored} is present, but {self.arch.label} "
+                    "have no QK-norm: the weights are not this family's",
                 )
         return {}
 
