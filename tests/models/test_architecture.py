@@ -30,7 +30,7 @@ def variant(src: Path, dst: Path, **changes) -> Path:
 
 
 def test_every_family_is_one_file_with_a_complete_record():
-    assert set(FAMILIES) == {"bert", "gpt2", "llama", "qwen2", "mistral"}
+    assert set(FAMILIES) == {"bert", "gpt2", "llama", "qwen2", "qwen3", "mistral"}
     for key, arch in FAMILIES.items():
         assert isinstance(arch, Architecture) and arch.family == key
         assert (MODELS / "families" / f"{key}.py").is_file()
