@@ -27,7 +27,7 @@ transformers = pytest.importorskip("transformers")
 
 from attention_explorer.pretrained import model_run  # noqa: E402
 from tests.models import exact_reference  # noqa: E402
-from tests.models.conftest import train_bpe  # noqa: E402
+from tests.models.conftest import CORPUS, train_bpe  # noqa: E402
 
 TEXT = "The cat sat on the mat because it was"  # 15 tokens (BPE), 11 with [CLS]/[SEP]
 TOL = 1e-6
@@ -60,8 +60,9 @@ WEIGHTS = ("mild", "sharp")
 BACKENDS = ("numpy", "torch") + (("torch:cuda",) if torch.cuda.is_available() else ())
 
 
-def _config(family: str, vocab: int):
-    """A 2-layer config of ``family``: d_model 32, 4 heads (2 key/value heads for GQA)."""
+def _config(family: str, vocab: int, positions: int = 64):
+    """A 2-layer config of ``family``: d_model 32, 4 heads (2 key/value heads for GQA),
+    ``positions`` positions for the rotary families."""
     config_class, _, extra = FAMILIES[family]
     if family == "gpt2":
         sizes = dict(vocab_size=vocab, n_positions=32, n_embd=32, n_layer=LAYERS, n_head=4)
@@ -81,7 +82,7 @@ def _config(family: str, vocab: int):
             num_hidden_layers=LAYERS,
             num_attention_heads=4,
             num_key_value_heads=2,
-            max_position_embeddings=64,
+            max_position_embeddings=positions,
             rms_norm_eps=1e-5,
             rope_theta=500.0,
             tie_word_embeddings=False,
@@ -89,13 +90,13 @@ def _config(family: str, vocab: int):
     return getattr(transformers, config_class)(**sizes, **extra)
 
 
-def _tokenizer_ids(folder: Path) -> list[int]:
-    """TEXT's ids by the folder's tokenizer.json (no padding), as the app tokenizes it."""
+def _tokenizer_ids(folder: Path, text: str = TEXT) -> list[int]:
+    """``text``'s ids by the folder's tokenizer.json (no padding), as the app tokenizes it."""
     from tokenizers import Tokenizer
 
     tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
     tokenizer.no_padding()
-    return tokenizer.encode(TEXT).ids
+    return tokenizer.encode(text).ids
 
 
 class Checkpoints:
@@ -105,9 +106,9 @@ class Checkpoints:
     def __init__(self, root: Path, bert_tokenizer: Path):
         self.root = root
         self.bert_tokenizer = bert_tokenizer
-        self.built: dict[tuple[str, str], dict] = {}
+        self.built: dict[tuple, dict] = {}
 
-    def _write(self, folder: Path, family: str) -> None:
+    def _write(self, folder: Path, family: str, positions: int = 64) -> None:
         """A random checkpoint with weights scaled as the older parity tests do (2-D x4, the
         rest shifted by 0.2·N(0, 1)): attention far from uniform, but rows peak near 0.2."""
         from tokenizers import Tokenizer
@@ -118,21 +119,21 @@ class Checkpoints:
             train_bpe(folder)
         vocab = Tokenizer.from_file(str(folder / "tokenizer.json")).get_vocab_size()
         torch.manual_seed(0)
-        config = _config(family, vocab)
+        config = _config(family, vocab, positions)
         model = getattr(transformers, FAMILIES[family][1])(config).eval()
         with torch.no_grad():
             for p in model.parameters():
                 p.mul_(4.0) if p.dim() == 2 else p.add_(0.2 * torch.randn_like(p))
         model.save_pretrained(folder, safe_serialization=True)
 
-    def get(self, family: str, weights: str) -> dict:
-        """{"folder", "ids", "factor", "exact", "stock"} of the checkpoint."""
-        key = (family, weights)
+    def get(self, family: str, weights: str, text: str = TEXT, positions: int = 64) -> dict:
+        """{"folder", "ids", "factor", "exact", "stock"} of the checkpoint, on ``text``."""
+        key = (family, weights, text, positions)
         if key not in self.built:
-            folder = self.root / f"{family}-{weights}"
+            folder = self.root / f"{family}-{weights}-{len(self.built)}"
             folder.mkdir()
-            self._write(folder, family)
-            ids = _tokenizer_ids(folder)
+            self._write(folder, family, positions)
+            ids = _tokenizer_ids(folder, text)
             factor = exact_reference.sharpen(folder, ids, TARGET_PEAK) if weights == "sharp" else 1
             self.built[key] = {
                 "folder": folder,
@@ -190,6 +191,23 @@ def test_the_exact_patches_ran_where_transformers_forces_float32(checkpoints, fa
         assert max(differences(case["stock"], case["exact"]).values()) == 0.0
 
 
+def test_the_patches_are_undone_on_leaving():
+    from transformers.models.llama import modeling_llama
+
+    originals = (
+        modeling_llama.LlamaRMSNorm.forward,
+        modeling_llama.LlamaRotaryEmbedding.forward,
+        modeling_llama.eager_attention_forward,
+    )
+    with exact_reference.exact_float64():
+        assert modeling_llama.eager_attention_forward is not originals[2]
+    assert (
+        modeling_llama.LlamaRMSNorm.forward,
+        modeling_llama.LlamaRotaryEmbedding.forward,
+        modeling_llama.eager_attention_forward,
+    ) == originals
+
+
 def test_stock_transformers_is_further_from_exact_than_we_are(checkpoints):
     """On every rotary case stock transformers float64 differs from the exact reference by
     more than ``model_run`` does, and more with sharp weights than with mild ones; the table
@@ -222,3 +240,18 @@ def test_exact_inverse_frequencies_are_transformers_formulas_in_float64(checkpoi
         assert ours.dtype == torch.float64
         theirs = rotary.original_inv_freq.to(torch.float64)
         np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=2e-7, atol=0)
+
+
+def test_on_a_longer_sharp_text_stock_transformers_misses_1e6(checkpoints):
+    """At 80 tokens (llama3 RoPE, sharp), stock transformers float64 is more than 1e-6 from
+    the exact reference (its float32 angles err like position · 6e-8): a stock reference
+    could not hold a 1e-6 test there, while model_run still matches the exact one."""
+    text = " ".join(CORPUS[:4])
+    case = checkpoints.get("llama3-rope", "sharp", text=text, positions=128)
+    assert len(case["ids"]) >= 64
+    stock = differences(case["stock"], case["exact"])
+    assert max(stock.values()) > TOL, stock
+    run = model_run(case["folder"], text, dtype="float64")
+    ours = differences(run, case["exact"])
+    assert max(ours.values()) <= TOL, ours
+    print(f"\nllama3-rope sharp, {len(case['ids'])} tokens: stock vs exact {stock}; ours {ours}")
