@@ -3,8 +3,8 @@ float32 patched to float64, and sharp query/key weights for checkpoints.
 
 Even inside a model loaded in float64, transformers runs three steps in float32:
 
-- **RMSNorm** (Llama, Qwen2, Mistral): ``hidden_states.to(torch.float32)`` before the mean
-  square, so the normalised vector carries float32 rounding (~6e-8 relative).
+- **RMSNorm** (Llama, Qwen2, Qwen3 and its QK-norm, Mistral): ``hidden_states.to(torch.float32)``
+  before the mean square, so the normalised vector carries float32 rounding (~6e-8 relative).
 - **RoPE angles**: ``inv_freq`` is built with ``dtype=torch.float`` (float32) and the rotary
   embedding's forward multiplies ``position_ids.float()`` by it, so every angle (and its cos
   and sin) is a float32 number; at position p the angle's error grows like p · 6e-8.
@@ -41,10 +41,10 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 
 #: The modeling modules whose RMSNorm, rotary embedding and eager softmax run in float32.
-ROTARY_FAMILIES = ("llama", "qwen2", "mistral")
+ROTARY_FAMILIES = ("llama", "qwen2", "qwen3", "mistral")
 
 #: Class name stems of each rotary family (``LlamaRMSNorm``, ``LlamaRotaryEmbedding``...).
-_STEMS = {"llama": "Llama", "qwen2": "Qwen2", "mistral": "Mistral"}
+_STEMS = {"llama": "Llama", "qwen2": "Qwen2", "qwen3": "Qwen3", "mistral": "Mistral"}
 
 #: The RoPE types whose float64 inverse frequencies :func:`exact_inv_freq` knows.
 EXACT_ROPE_TYPES = ("default", "linear", "llama3")
@@ -233,27 +233,32 @@ def run_reference(folder: Path, ids, exact: bool = True) -> Reference:
 # ---------------------------------------------------------------- sharp query/key weights
 
 
-def query_key_part(name: str, tensor: torch.Tensor):
-    """The index of ``tensor`` (a checkpoint or parameter name) that belongs to a query or
-    key projection, or None: Llama-family ``q_proj``/``k_proj``, BERT ``query``/``key``
-    (whole weights and biases), GPT-2's fused ``c_attn`` (its first two thirds of outputs,
-    the last axis of a Conv1D weight)."""
-    if name.endswith(
-        (
-            "self_attn.q_proj.weight",
-            "self_attn.q_proj.bias",
-            "self_attn.k_proj.weight",
-            "self_attn.k_proj.bias",
-            "attention.self.query.weight",
-            "attention.self.query.bias",
-            "attention.self.key.weight",
-            "attention.self.key.bias",
-        )
-    ):
-        return (...,)
-    if name.endswith(("attn.c_attn.weight", "attn.c_attn.bias")):
-        return (..., slice(0, 2 * tensor.shape[-1] // 3))
-    return None
+_PROJECTIONS = (
+    "self_attn.q_proj.weight",
+    "self_attn.q_proj.bias",
+    "self_attn.k_proj.weight",
+    "self_attn.k_proj.bias",
+    "attention.self.query.weight",
+    "attention.self.query.bias",
+    "attention.self.key.weight",
+    "attention.self.key.bias",
+)
+_QK_NORMS = ("self_attn.q_norm.weight", "self_attn.k_norm.weight")
+
+
+def query_key_parts(tensors: dict) -> dict:
+    """{name: index} of the parts of ``tensors`` (checkpoint or parameter names) that scale
+    a query or a key: the QK-norm weights where there are some (Qwen3: a norm after the
+    projection would undo their scale), else Llama-family ``q_proj``/``k_proj`` and BERT
+    ``query``/``key`` (whole weights and biases) and GPT-2's fused ``c_attn`` (the first two
+    thirds of its outputs, the last axis of a Conv1D weight)."""
+    if any(name.endswith(_QK_NORMS) for name in tensors):
+        return {name: (...,) for name in tensors if name.endswith(_QK_NORMS)}
+    parts = {name: (...,) for name in tensors if name.endswith(_PROJECTIONS)}
+    for name, tensor in tensors.items():
+        if name.endswith(("attn.c_attn.weight", "attn.c_attn.bias")):
+            parts[name] = (..., slice(0, 2 * tensor.shape[-1] // 3))
+    return parts
 
 
 def mean_row_max(attentions: np.ndarray) -> float:
@@ -266,10 +271,10 @@ def sharp_factor(folder: Path, ids, target: float = 0.6, steps: int = 12) -> flo
     """The factor for the query and key projections at which layer 0's mean row max is
     ``target``: bisection on log(factor) in [1/64, 64] (scores scale as factor²)."""
     model = load_float64(folder)
+    params = dict(model.named_parameters())
     parts = [
-        (param, index, param.detach().clone())
-        for name, param in model.named_parameters()
-        if (index := query_key_part(name, param)) is not None
+        (params[name], index, params[name].detach().clone())
+        for name, index in query_key_parts(params).items()
     ]
     if not parts:
         raise ValueError(f"no query/key projections found in {folder}")
@@ -289,16 +294,14 @@ def sharp_factor(folder: Path, ids, target: float = 0.6, steps: int = 12) -> flo
 
 
 def scale_query_key(folder: Path, factor: float) -> int:
-    """Multiply the query and key projections of every safetensors file in ``folder`` by
-    ``factor``, in place; returns how many tensors changed."""
+    """Multiply the query and key parts (:func:`query_key_parts`) of every safetensors file
+    in ``folder`` by ``factor``, in place; returns how many tensors changed."""
     changed = 0
     for path in sorted(Path(folder).glob("*.safetensors")):
         tensors = load_file(str(path))
-        for name, tensor in tensors.items():
-            index = query_key_part(name, tensor)
-            if index is not None:
-                tensor[index] *= factor
-                changed += 1
+        for name, index in query_key_parts(tensors).items():
+            tensors[name][index] *= factor
+            changed += 1
         save_file(tensors, str(path), metadata={"format": "pt"})
     return changed
 

@@ -1,9 +1,10 @@
 """Parity the way it must be measured (issue 28, item 3): ``ae.model_run`` in float64 against
 transformers with its float32 steps (RMSNorm, RoPE angles, the eager softmax) patched to
 float64 (:mod:`tests.models.exact_reference`), for every family the app opens (BERT, GPT-2,
-Llama with default and llama3 RoPE, Qwen2, Mistral with a sliding window), on numpy and on
-torch, with mild weights and with sharp ones (query/key projections scaled so that layer 0's
-rows peak near 0.6, as in trained models). Attentions, every hidden state (the last at the
+Llama with default and llama3 RoPE, Qwen2, Qwen3 with QK-norm, Mistral with a sliding
+window), on numpy and on torch, with mild weights and with sharp ones (query/key projections,
+or Qwen3's QK-norm weights, scaled so that layer 0's rows peak near 0.6, as in trained
+models). Attentions, every hidden state (the last at the
 input of the final norm) and logits agree to 1e-6 absolute (rtol 0: every compared number is
 below 10 in magnitude here, which the tests check, so 1e-6 absolute is 1e-7 relative or
 better).
@@ -53,9 +54,10 @@ FAMILIES = {
         },
     ),
     "qwen2": ("Qwen2Config", "Qwen2ForCausalLM", {}),
+    "qwen3": ("Qwen3Config", "Qwen3ForCausalLM", {"head_dim": 8}),
     "mistral": ("MistralConfig", "MistralForCausalLM", {"sliding_window": 5}),
 }
-ROTARY = ("llama", "llama3-rope", "qwen2", "mistral")
+ROTARY = ("llama", "llama3-rope", "qwen2", "qwen3", "mistral")
 WEIGHTS = ("mild", "sharp")
 BACKENDS = ("numpy", "torch") + (("torch:cuda",) if torch.cuda.is_available() else ())
 
@@ -183,8 +185,9 @@ def test_model_run_matches_the_exact_reference(checkpoints, family, weights, bac
 @pytest.mark.parametrize("family", list(FAMILIES))
 def test_the_exact_patches_ran_where_transformers_forces_float32(checkpoints, family):
     calls = checkpoints.get(family, "mild")["exact"].calls
-    if family in ROTARY:  # one rotary table; 2 norms a layer and the final one; 1 softmax a layer
-        assert calls == {"rotary": 1, "rms_norm": 2 * LAYERS + 1, "softmax": LAYERS}
+    if family in ROTARY:  # one rotary table; 2 norms a layer (4 with QK-norm) and the final one
+        norms = (4 if family == "qwen3" else 2) * LAYERS + 1
+        assert calls == {"rotary": 1, "rms_norm": norms, "softmax": LAYERS}
     else:  # GPT-2 and BERT run nothing in float32: their stock float64 run is exact
         assert calls == {}
         case = checkpoints.get(family, "sharp")
