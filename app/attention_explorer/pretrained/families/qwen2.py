@@ -21,13 +21,15 @@ from attention_explorer.pretrained.model_errors import ModelError
 
 
 def check_layer_types(config: Mapping) -> None:
-    """Refuse a ``layer_types`` list with any layer other than ``full_attention``."""
+    """Refuse a ``layer_types`` list with any layer other than ``full_attention`` (Qwen2's
+    and Qwen3's rule: the message names the config's model_type)."""
     kinds = config.get("layer_types") or ()
     other = sorted({str(k) for k in kinds} - {"full_attention"})
     if other:
+        family = str(config.get("model_type", "qwen2")).capitalize()
         raise ModelError(
             "config",
-            f"config.json sets layer_types with {', '.join(other)}, which Qwen2 support here "
+            f"config.json sets layer_types with {', '.join(other)}, which {family} support here "
             "does not implement (supported: full_attention)",
         )
 
