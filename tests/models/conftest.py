@@ -57,6 +57,21 @@ def train_bpe(folder: Path) -> None:
     tokenizer.save(str(folder / "tokenizer.json"))
 
 
+_BPE_JSON: dict[str, str] = {}
+
+
+def bpe_tokenizer(folder: Path) -> int:
+    """Write :func:`train_bpe`'s tokenizer.json into ``folder`` (trained once per test
+    process, then copied); its vocabulary size."""
+    from tokenizers import Tokenizer
+
+    if "json" not in _BPE_JSON:
+        train_bpe(folder)
+        _BPE_JSON["json"] = (folder / "tokenizer.json").read_text()
+    (folder / "tokenizer.json").write_text(_BPE_JSON["json"])
+    return Tokenizer.from_file(str(folder / "tokenizer.json")).get_vocab_size()
+
+
 @pytest.fixture(scope="session")
 def gpt2_folder(tmp_path_factory) -> Path:
     """A random 3-layer, 4-head GPT-2 (d_model 32, 24 positions) with its own BPE tokenizer,

@@ -13,7 +13,7 @@ import pytest
 
 from attention_explorer.engine import compute
 from attention_explorer.pretrained import ModelError, from_model, model_run
-from tests.models.conftest import train_bpe
+from tests.models.conftest import bpe_tokenizer
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -52,24 +52,10 @@ def _model_class(family: str):
     }[family]
 
 
-_TOKENIZER: dict[str, str] = {}
-
-
-def _tokenizer(folder) -> None:
-    """The byte-level BPE tokenizer.json, trained once per test run."""
-    if "json" not in _TOKENIZER:
-        train_bpe(folder)
-        _TOKENIZER["json"] = (folder / "tokenizer.json").read_text()
-    (folder / "tokenizer.json").write_text(_TOKENIZER["json"])
-
-
 def make_checkpoint(folder, family: str, dtype=None, shard: str | None = None, **extra):
     """A random 2-layer checkpoint of ``family`` in ``folder`` with a byte-level BPE
     tokenizer; weights scaled up so attention is far from uniform. Returns the model."""
-    from tokenizers import Tokenizer
-
-    _tokenizer(folder)
-    vocab = Tokenizer.from_file(str(folder / "tokenizer.json")).get_vocab_size()
+    vocab = bpe_tokenizer(folder)
     torch.manual_seed(0)
     config = _config(family, vocab, **extra)
     config._attn_implementation = "eager"

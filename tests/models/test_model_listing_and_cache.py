@@ -1,3 +1,4 @@
+# ruff: noqa: F811 - the fixtures imported from test_llama_family are redefined as parameters
 """Item 4 of issue 28 on small random Llama checkpoints written by transformers: the model
 cache sees every file loading reads, the listing refuses what opening refuses, and the
 refusals say what is actually wrong."""
@@ -16,25 +17,13 @@ from attention_explorer.pretrained import ModelError, load_model, model_run
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from tests.models.test_llama_family import make_checkpoint  # noqa: E402
+from tests.models.test_llama_family import (  # noqa: E402, F401 - fixtures pytest finds here
+    llama_copy,
+    llama_folder,
+    make_checkpoint,
+)
 
 TEXT = "The cat sat on the mat."
-
-
-@pytest.fixture(scope="module")
-def llama_folder(tmp_path_factory):
-    """One random 2-layer Llama checkpoint, written once for this module."""
-    folder = tmp_path_factory.mktemp("llama")
-    make_checkpoint(folder, "llama")
-    return folder
-
-
-@pytest.fixture
-def llama_copy(llama_folder, tmp_path):
-    """A copy of the Llama checkpoint a test may change."""
-    folder = tmp_path / "llama"
-    shutil.copytree(llama_folder, folder)
-    return folder
 
 
 def _rewrite_config(folder, **changes):

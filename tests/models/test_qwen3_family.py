@@ -7,7 +7,6 @@ name."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import shutil
 from dataclasses import replace
@@ -17,7 +16,8 @@ import pytest
 
 from attention_explorer.engine import compute
 from attention_explorer.pretrained import ModelError, from_model, model_attention, model_run
-from tests.models.conftest import train_bpe
+from tests.models.conftest import bpe_tokenizer
+from tests.models.exact_reference import run_reference
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -26,25 +26,12 @@ TEXT = "The cat sat on the mat because it was tired and the dog watched it."
 TOL = 1e-6
 BACKENDS = ["numpy", "torch"] + (["torch:cuda"] if torch.cuda.is_available() else [])
 
-_TOKENIZER: dict[str, str] = {}
-
-
-def _tokenizer(folder) -> int:
-    """The byte-level BPE tokenizer.json (trained once per test run); its vocabulary size."""
-    from tokenizers import Tokenizer
-
-    if "json" not in _TOKENIZER:
-        train_bpe(folder)
-        _TOKENIZER["json"] = (folder / "tokenizer.json").read_text()
-    (folder / "tokenizer.json").write_text(_TOKENIZER["json"])
-    return Tokenizer.from_file(str(folder / "tokenizer.json")).get_vocab_size()
-
 
 def make_qwen3(folder, **extra):
     """A random 2-layer Qwen3 (hidden 64, 4 heads, 2 kv heads, head_dim 16) in ``folder``;
     projections scaled up and every norm weight (q_norm and k_norm included) moved off 1 so
     that attention is far from uniform and QK-norm matters."""
-    vocab = _tokenizer(folder)
+    vocab = bpe_tokenizer(folder)
     torch.manual_seed(0)
     sizes = dict(
         vocab_size=vocab,
@@ -85,58 +72,12 @@ def qwen3_copy(qwen3_folder, tmp_path):
     return folder
 
 
-@contextlib.contextmanager
-def _exact_float64():
-    """transformers' Qwen3 with the three steps it runs in float32 inside a float64 model
-    (RMSNorm, q_norm and k_norm included; the RoPE angles; the eager softmax) run in the
-    input's dtype, so the reference is an exact float64 computation."""
-    from transformers.models.qwen3 import modeling_qwen3 as m
-
-    def rms_norm(self, x):
-        return self.weight * (
-            x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.variance_epsilon)
-        )
-
-    def rotary(self, x, position_ids):
-        dim = self.inv_freq.shape[0] * 2
-        theta = self.config.rope_parameters["rope_theta"]
-        inv = 1.0 / theta ** (torch.arange(0, dim, 2, dtype=torch.float64) / dim)  # [d_k/2]
-        freqs = position_ids[..., None].to(torch.float64) * inv  # [1, n, d_k/2]
-        emb = torch.cat((freqs, freqs), dim=-1)  # [1, n, d_k]
-        return emb.cos().to(x.dtype), emb.sin().to(x.dtype)
-
-    def eager(module, query, key, value, attention_mask, scaling, dropout=0.0, **kwargs):
-        groups = module.num_key_value_groups
-        k, v = m.repeat_kv(key, groups), m.repeat_kv(value, groups)  # [1, h, n, d_k]
-        scores = torch.matmul(query, k.transpose(2, 3)) * scaling  # [1, h, n, n]
-        if attention_mask is not None:
-            scores = scores + attention_mask
-        p = torch.softmax(scores, dim=-1)  # in float64
-        return torch.matmul(p, v).transpose(1, 2).contiguous(), p
-
-    saved = (m.Qwen3RMSNorm.forward, m.Qwen3RotaryEmbedding.forward, m.eager_attention_forward)
-    m.Qwen3RMSNorm.forward, m.Qwen3RotaryEmbedding.forward = rms_norm, rotary
-    m.eager_attention_forward = eager
-    try:
-        yield
-    finally:
-        m.Qwen3RMSNorm.forward, m.Qwen3RotaryEmbedding.forward, m.eager_attention_forward = saved
-
-
 def reference(folder, ids, exact=True):
     """transformers' eager float64 run (``exact``: with its float32 steps in float64, see
-    :func:`_exact_float64`): attentions [L, h, n, n], hidden [L+1, n, d] (the last after the
-    final norm), logits [n, vocab]."""
-    model = transformers.Qwen3ForCausalLM.from_pretrained(
-        folder, dtype=torch.float64, attn_implementation="eager"
-    ).eval()
-    with torch.no_grad(), _exact_float64() if exact else contextlib.nullcontext():
-        out = model(
-            torch.tensor([ids]), output_attentions=True, output_hidden_states=True, use_cache=False
-        )
-    attentions = np.stack([a[0].numpy() for a in out.attentions])  # [L, h, n, n]
-    hidden = np.stack([h[0].numpy() for h in out.hidden_states])  # [L+1, n, d]
-    return attentions, hidden, out.logits[0].numpy()
+    :func:`tests.models.exact_reference.exact_float64`): attentions [L, h, n, n], hidden
+    [L+1, n, d], logits [n, vocab]."""
+    ref = run_reference(folder, ids, exact)
+    return ref.attentions, ref.hidden, ref.logits
 
 
 def _worst(run, ref) -> float:
