@@ -20,7 +20,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from attention_explorer.cli.parsers import COMMANDS, PROG, build_gui_parser, build_parser
+from attention_explorer.cli.parsers import (
+    COMMANDS,
+    PROG,
+    build_gui_parser,
+    build_parser,
+    parse_command,
+)
 
 __all__ = ["COMMANDS", "PROG", "build_gui_parser", "build_parser", "main"]
 
@@ -32,7 +38,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from attention_explorer.cli.terminal_text import escaped_streams
 
         with escaped_streams():  # no printed text drives the terminal
-            args = build_parser().parse_args(argv)
+            args = parse_command(argv)
             return _run_reporting_errors(args.command, lambda: _command(args.command)(args))
     args = build_gui_parser().parse_args(argv)
     if args.self_test:
@@ -102,6 +108,8 @@ def _run_reporting_errors(command: str | None, run) -> int:
     """Run ``run()``; any error becomes one line on stderr and exit code 2."""
     try:
         return run()
+    except BrokenPipeError:  # the reader left early (``schema | head``): not an error
+        return _reader_gone()
     except KeyError as exc:
         return _fail(command, str(exc.args[0]) if exc.args else "not found")
     except OSError as exc:
@@ -111,6 +119,19 @@ def _run_reporting_errors(command: str | None, run) -> int:
         return _fail(command, "not enough memory for this session; try fewer tokens or heads")
     except Exception as exc:  # never a traceback; an unexpected kind says its type
         return _fail(command, _message(exc))
+
+
+def _reader_gone() -> int:
+    """Standard output's reader has closed: point it at the null device, so that Python's
+    own flush at exit writes nothing either, and exit as a tool stopped by SIGPIPE does."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.__stdout__.fileno())
+    finally:
+        os.close(devnull)
+    return 141
 
 
 def _message(exc: Exception) -> str:

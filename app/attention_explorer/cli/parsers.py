@@ -8,6 +8,7 @@ Building a parser imports nothing heavy (no numpy, Qt or engine), so ``--help`` 
 from __future__ import annotations
 
 import argparse
+import difflib
 import sys
 
 from attention_explorer._version import __version__
@@ -52,6 +53,22 @@ def cell(text: str) -> tuple[int, int]:
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected ROW,COL such as 1,2, got {text!r}") from None
     return i, j
+
+
+def explain_stage(text: str) -> str:
+    """A stage ``explain`` can describe: its name, an alias or another case (argparse type);
+    anything else is refused with the closest name ("did you mean 'weights'?") and the list."""
+    names = [s for s in STAGE_NAMES if s != "X_kv"]
+    other = {alias.lower(): name for name, entry in CATALOGUE.items() for alias in entry.aliases}
+    other.update({name.lower(): name for name in names})
+    found = other.get(text.lower())
+    if found in names:
+        return found
+    close = difflib.get_close_matches(text.lower(), list(other), n=1, cutoff=0.6)
+    hint = f"did you mean {other[close[0]]!r}? " if close else ""
+    raise argparse.ArgumentTypeError(
+        f"unknown stage {text!r}; {hint}choose from {', '.join(names)}"
+    )
 
 
 def decimals(text: str) -> int:
@@ -113,7 +130,16 @@ _ARGUMENTS = {
         (("--out",), {"metavar": "FILE.npz", "help": "write every stage to this .npz file"}),
     ),
     "explain": (
-        (("--stage",), {"default": "weights", "choices": [s for s in STAGE_NAMES if s != "X_kv"]}),
+        (
+            ("--stage",),
+            {
+                "default": "weights",
+                "type": explain_stage,
+                "metavar": "STAGE",
+                "help": "default weights; one of "
+                + ", ".join(s for s in STAGE_NAMES if s != "X_kv"),
+            },
+        ),
         (("--head",), {"type": int, "default": 0}),
         (("--cell",), {"type": cell, "default": (0, 0), "help": "ROW,COL, e.g. 1,2"}),
         (("--max-terms",), {"type": int, "default": 16}),
@@ -163,8 +189,19 @@ def _add_export(sub) -> None:
         p.add_argument(flag, default=None, help=text, **kind)
 
 
+def parse_command(argv: list[str]) -> argparse.Namespace:
+    """``argv`` (a sub-command and its arguments) parsed; an argument the command does not take
+    is refused by that command's parser, so the error names the command."""
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        parser.commands[args.command].error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
+
+
 def build_parser() -> OneLineParser:
-    """The parser for the sub-commands (compute, explain, export, examples)."""
+    """The parser for the sub-commands (compute, explain, export, examples); its ``commands``
+    maps each sub-command to its own parser."""
     parser = OneLineParser(prog=PROG, description="Attention Explorer command line")
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -176,6 +213,7 @@ def build_parser() -> OneLineParser:
     sub.add_parser("schema", **_TEXTS["schema"])
     add_sweep_parser(sub)
     _session_command(sub, "handout")
+    parser.commands = dict(sub.choices)
     return parser
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from attention_explorer.cli.terminal_text import counted
 from attention_explorer.core.numbers import format_number
 from attention_explorer.engine import Trace
 
@@ -50,12 +51,35 @@ def weights_table(trace: Trace, head: int) -> list[str]:
     return lines
 
 
+def row_sums_line(trace: Trace) -> str:
+    """What the weights' rows add up to, in words: softmax and sparsemax rows add up to 1
+    (checked on every row of every computed head, the largest difference given); sigmoid
+    weights need not, so their range of row sums is given."""
+    sums = np.concatenate([np.sum(trace.stage("weights", h), axis=1) for h in trace.heads])
+    # sums: [heads * n], a fully masked row sums to 0 by design
+    masked = np.zeros(trace.n_queries, dtype=bool)  # [n]
+    masked[list(trace.fully_masked_rows)] = True
+    kept = sums[~np.tile(masked, len(trace.heads))]
+    if trace.config.normalizer == "sigmoid":
+        if not kept.size:
+            return "every row is fully masked: its weights are 0"
+        low, high = format_number(float(kept.min())), format_number(float(kept.max()))
+        return f"sigmoid weights need not add up to 1: row sums from {low} to {high}"
+    rows = f"{counted(kept.size, 'row')} of {counted(len(trace.heads), 'head')}"
+    gap = float(np.max(np.abs(kept - 1.0))) if kept.size else 0.0
+    text = f"each query's weights add up to 1 (largest difference from 1 over {rows}: {gap:.1e})"
+    if masked.any():
+        text += "; fully masked rows are 0"
+    return text
+
+
 def summary(trace: Trace, name: str) -> str:
-    """The whole printout: one header line, notes, each shown head's weights, output row sums."""
+    """The whole printout: one header line, notes, each shown head's weights, what the weights'
+    rows add up to, and the output's size."""
     config = trace.config
     lines = [
         f"{plain(name)}: {trace.n_queries} queries x {trace.n_keys} keys, "
-        f"{config.heads} head(s), d_k {config.head_dim}, mask {config.mask}, "
+        f"{counted(config.heads, 'head')}, d_k {config.head_dim}, mask {config.mask}, "
         f"{config.normalizer}, {trace.backend.label} {trace.dtype}",
     ]
     lines += [f"note: {note}" for note in trace.notes]
@@ -70,12 +94,12 @@ def summary(trace: Trace, name: str) -> str:
         lines += weights_table(trace, head)
     if len(trace.heads) > len(heads):
         lines.append(f"\n({len(trace.heads) - len(heads)} more heads not shown)")
+    if trace.has("weights"):
+        lines.append("\n" + row_sums_line(trace))
     if trace.has("output"):
         out = trace["output"]  # [n, d_out]
-        sums = np.sum(out[:MAX_CELLS], axis=1)  # [min(n, 16)]
-        more = f" (first {MAX_CELLS} of {out.shape[0]})" if out.shape[0] > MAX_CELLS else ""
         lines.append(
-            f"\noutput {out.shape[0]}x{out.shape[1]}: row sums{more} "
-            f"{[format_number(x) for x in sums]}"
+            f"output: {counted(out.shape[0], 'row')} (one per query) of "
+            f"{counted(out.shape[1], 'number')} each; compute --out FILE.npz writes them all"
         )
     return "\n".join(lines)

@@ -62,3 +62,8 @@ def escaped_streams() -> Iterator[None]:
         yield
     finally:
         sys.stdout, sys.stderr = out, err
+
+
+def counted(count: int, word: str, plural: str | None = None) -> str:
+    """``count`` and ``word`` in agreement: ``1 head``, ``2 heads``, ``3 queries``."""
+    return f"{count} {word if count == 1 else plural or word + 's'}"
