@@ -225,7 +225,15 @@ class WalkthroughPanel(QWidget):
         if head == self._written_head or head == self._follow.head:
             return
         self._follow = self._follow.with_head(head)
+        if not self._trace_holds(head):
+            return  # a long sequence computes that head now: its trace rebuilds the steps
         self._refresh()
+
+    def _trace_holds(self, head: int) -> bool:
+        """True when the live trace has ``head`` (a long sequence's pass holds only the
+        selected head; until the pass for a newly chosen head arrives, it does not)."""
+        trace = self.live_trace.trace
+        return trace is None or head in trace.heads
 
     def _on_cell_chosen(self, cell, *_old) -> None:
         """The learner selected a cell (query row, key column) in a view: follow it."""
@@ -315,7 +323,9 @@ class WalkthroughPanel(QWidget):
             or s.selected_head not in (self._written_head, step.head)
         ):
             return  # after a mere recompute, only follow up on a selection we made ourselves
-        if step.head != s.selected_head:
+        # A selected head the trace lacks is being computed: the steps, built on the trace
+        # without it, show another head; writing that head back would undo the choice.
+        if step.head != s.selected_head and self._trace_holds(s.selected_head):
             self._written_head = step.head
             s.selected_head = step.head
         cell = step.selection or (step.cells[0] if step.cells else None)
