@@ -290,6 +290,9 @@ class TokenStrip(QWidget):
             edit = row.edits.pop()
             edit.blockSignals(True)
             row.boxes_layout.removeWidget(edit)
+            # Out of sight and out of the Tab order now: deleteLater waits for the event loop
+            # that called it, which (inside a dialog's or a menu's loop) can be much later.
+            edit.hide()
             edit.deleteLater()
         while len(row.edits) < len(names):
             edit = self._new_edit(row, len(row.edits))
