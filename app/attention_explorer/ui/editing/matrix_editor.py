@@ -1,8 +1,9 @@
 """MatrixEditor: a spreadsheet-like editor for one 2-D slice of a session input array.
 
-A table (type to replace a number, arrows/Tab/Enter to move, Ctrl+C/Ctrl+V for blocks,
-Delete for zeros) with a small toolbar of fill helpers (random with a seed, zeros, identity,
-scale by a factor) and a message line under the table for anything refused.
+A table (type to replace a number, arrows and Enter to move, Ctrl+C/Ctrl+V for blocks, Delete
+for zeros; Tab moves on to the next part of the window, as in any form) with a small toolbar of
+fill helpers (random with a seed, zeros, identity, scale by a factor) and a message line under
+the table for anything refused.
 """
 
 from __future__ import annotations
@@ -41,6 +42,27 @@ FOCUS_STYLE = (
 )
 
 
+class MatrixTable(QTableView):
+    """The editor's table: the arrows and Enter move between cells, Tab and Shift+Tab move to
+    the next or previous part of the window (no keyboard trap), also from a cell being typed
+    into: the number is kept and the focus moves on."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setTabKeyNavigation(False)
+
+    def closeEditor(self, editor: QWidget, hint: QAbstractItemDelegate.EndEditHint) -> None:  # noqa: N802
+        """Tab in a cell's editor closes it (its number already written) and leaves the
+        table, instead of opening the next cell's editor."""
+        next_item = QAbstractItemDelegate.EndEditHint.EditNextItem
+        previous = QAbstractItemDelegate.EndEditHint.EditPreviousItem
+        if hint not in (next_item, previous):
+            super().closeEditor(editor, hint)
+            return
+        super().closeEditor(editor, QAbstractItemDelegate.EndEditHint.NoHint)
+        self.focusNextPrevChild(hint == next_item)
+
+
 class MatrixEditor(QWidget):
     """Editor of ``session.inputs.<name>`` (or its head slice), writing through ``model``.
 
@@ -69,6 +91,18 @@ class MatrixEditor(QWidget):
         layout.addLayout(self._build_toolbar())
         layout.addWidget(self.table, 1)
         layout.addWidget(self.message_label)
+        # Tab meets the tools above the table first, as they are read (they are made after it)
+        tools = (
+            self.random_button,
+            self.seed_spin,
+            self.zeros_button,
+            self.identity_button,
+            self.scale_button,
+            self.factor_spin,
+            self.table,
+        )
+        for before, after in zip(tools, tools[1:]):
+            QWidget.setTabOrder(before, after)
 
     def model(self) -> MatrixModel:
         """The table model this editor writes through."""
@@ -80,7 +114,7 @@ class MatrixEditor(QWidget):
 
     # -- building ------------------------------------------------------------------------
     def _build_table(self) -> QTableView:
-        table = QTableView(self)
+        table = MatrixTable(self)
         table.setStyleSheet(FOCUS_STYLE)
         table.setModel(self._model)
         table.setEditTriggers(
@@ -89,7 +123,6 @@ class MatrixEditor(QWidget):
             | QAbstractItemView.EditTrigger.EditKeyPressed
         )
         table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-        table.setTabKeyNavigation(True)
         table.setWordWrap(False)
         horizontal = table.horizontalHeader()
         horizontal.setDefaultSectionSize(COLUMN_WIDTH)
