@@ -27,13 +27,42 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 from psygnal import Signal, SignalGroup
 
+from attention_explorer.engine.inputs import AttentionInputs
 from attention_explorer.session.document import SessionData
 from attention_explorer.session.evented_session import Session
 from attention_explorer.session.history import History
 
 Knockouts = frozenset[tuple[int, int]]
+
+#: Significant digits a session file may store a model's numbers with and still hold them:
+#: the example builders write 7 (``f"{value:.7g}"``), at most half a unit of the 7th digit
+#: (5e-7 of the value) from the checkpoint's float32 numbers, which need 9 to be exact.
+STORED_DIGITS = 7
+#: Half a unit of the last stored digit, relative to the number (with room for the rounding
+#: of the float64 difference itself).
+_STORED_TOLERANCE = 0.5 * 10.0 ** (1 - STORED_DIGITS) * (1 + 1e-9)
+
+
+def same_numbers(now: AttentionInputs, was: AttentionInputs) -> bool:
+    """True when ``now`` holds the numbers of ``was`` as a session file stores them: the same
+    arrays, each number equal to :data:`STORED_DIGITS` significant digits (a file written
+    with fewer digits than float32 needs is not an edit; any number a learner types is)."""
+    mine, theirs = now.arrays(), was.arrays()
+    if mine.keys() != theirs.keys():
+        return False
+    for name, a in mine.items():
+        b = theirs[name]
+        if a.shape != b.shape:
+            return False
+        if np.array_equal(a, b):
+            continue
+        largest = np.maximum(np.abs(a), np.abs(b))  # same shape as a
+        if not np.all(np.abs(a - b) <= _STORED_TOLERANCE * largest):
+            return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -137,11 +166,14 @@ class ModelState:
         return self.origin is not None and self.loaded is not None
 
     def is_edited(self) -> bool:
-        """True when the open session's numbers differ from the model's."""
+        """True when the open session's numbers differ from the model's (compared at the
+        precision a session file stores them with: :func:`same_numbers`)."""
         if self.origin_data is None:
             return False
         now, was = self.session.data(), self.origin_data
-        return (now.tokens, now.config) != (was.tokens, was.config) or now.inputs != was.inputs
+        return (now.tokens, now.config) != (was.tokens, was.config) or not same_numbers(
+            now.inputs, was.inputs
+        )
 
     def edited_layer(self) -> int | None:
         """The open layer when its numbers differ from the model's, else None."""
