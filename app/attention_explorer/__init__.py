@@ -31,6 +31,9 @@ API = (
     "model_run",
     "models",
     "knockout_sweep",
+    "patch",
+    "logit_lens",
+    "head_attribution",
 )
 
 __all__ = ["__version__", *API]

@@ -230,6 +230,55 @@ def knockout_sweep(model, text: str, measure="auto", **options):
     return sweep(model, text, measure, **options)
 
 
+def patch(
+    model,
+    clean: str,
+    corrupted: str,
+    site: str = "resid_pre",
+    answer=None,
+    wrong=None,
+    dtype: str = "float32",
+    backend: str = "numpy",
+    **options,
+):
+    """Activation patching from ``clean`` into ``corrupted`` (prompts of the same token
+    length): a ``PatchResult`` map ``[layers, positions]`` (``site`` resid_pre, attn_out) or
+    ``[layers, heads]`` (head_out, pattern), each cell the share of ``logit[answer] −
+    logit[wrong]`` at the last position restored; ``np.asarray`` works on it. ``options``:
+    ``progress``, ``cancelled``, ``threads``; see :func:`attention_explorer.causal.patch`."""
+    from attention_explorer.causal import patch as run_patch
+
+    return run_patch(
+        model, clean, corrupted, site, answer, wrong, dtype=dtype, backend=backend, **options
+    )
+
+
+def logit_lens(model, text: str, dtype: str = "float32", backend: str = "numpy", threads=None):
+    """The logit lens of ``text``: a ``LensResult`` with ``.log_probs [layers + 1, positions,
+    vocab]`` (the residual after the embeddings and after each block through the final norm
+    and the unembedding) and the top tokens; see :mod:`attention_explorer.causal.lens`."""
+    from attention_explorer.causal import logit_lens as lens
+
+    return lens(model, text, dtype=dtype, backend=backend, threads=threads)
+
+
+def head_attribution(
+    model,
+    text: str,
+    target=None,
+    distractor=None,
+    dtype: str = "float32",
+    backend: str = "numpy",
+    threads=None,
+):
+    """Each head's direct effect on ``logit[target]`` (− ``logit[distractor]``) at the last
+    position: an ``AttributionResult`` ``[layers, heads]`` with the other parts of the sum;
+    see :mod:`attention_explorer.causal.attribution`."""
+    from attention_explorer.causal import head_attribution as attribute
+
+    return attribute(model, text, target, distractor, dtype=dtype, backend=backend, threads=threads)
+
+
 def _need_display() -> None:
     """Pictures are drawn with Qt: make sure an application exists (offscreen if headless)."""
     from attention_explorer.exporting.qt_app import ensure_gui_app

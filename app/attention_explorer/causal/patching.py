@@ -1,0 +1,268 @@
+"""Activation patching between a clean and a corrupted prompt (issue 29).
+
+    result = patch(model, "When Mary and John went, John gave it to", "When Mary and John
+                   went, Mary gave it to", site="resid_pre", answer="Mary", wrong="John")
+    np.asarray(result)          # [layers, positions]
+
+The metric is ``m = logit[answer] − logit[wrong]`` at the last position; each cell is
+``(m(patched) − m(corrupted)) / (m(clean) − m(corrupted))``: 1 where copying that one
+activation from the clean run into the corrupted run restores the clean answer, 0 where it
+does nothing. The sites (:data:`SITES`):
+
+- ``resid_pre`` ``[layers, positions]``: the residual stream entering block l at position p;
+- ``attn_out`` ``[layers, positions]``: block l's attention output (after W_O and its bias)
+  at position p;
+- ``head_out`` ``[layers, heads]``: head h's output (its slice of the concatenation, before
+  W_O) at every position;
+- ``pattern`` ``[layers, heads]``: head h's attention weights at every position (its values
+  stay the corrupted run's).
+
+A map costs the clean run, the corrupted run and one partial run per cell, from block l on
+(:func:`~attention_explorer.causal.runs.run_from`), never a whole run per cell.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from attention_explorer.engine.blas_threads import blas_threads
+from attention_explorer.pretrained.open_model import LoadedModel
+
+from .errors import CausalError, PatchCancelled
+from .runs import (
+    CachedRun,
+    Prepared,
+    block_output,
+    cached_run,
+    copy,
+    last_logits,
+    prepare,
+    run_from,
+    token_id,
+    token_text,
+)
+
+#: The sites and the name of each map's second axis.
+SITES = {"resid_pre": "position", "attn_out": "position", "head_out": "head", "pattern": "head"}
+
+
+@dataclass(frozen=True, eq=False)
+class PatchResult:
+    """A patching map: ``values [layers, positions]`` or ``[layers, heads]`` (the axes in
+    ``axes``), 1 = the clean answer restored, 0 = no effect; ``patched_metric`` holds each
+    cell's raw metric ``logit[answer] − logit[wrong]``. ``np.asarray(result)`` is ``values``."""
+
+    values: np.ndarray  # [layers, positions | heads]
+    patched_metric: np.ndarray  # [layers, positions | heads]
+    site: str
+    axes: tuple[str, str]  # ("layer", "position") or ("layer", "head")
+    tokens: tuple[str, ...]  # the clean prompt's tokens
+    corrupted_tokens: tuple[str, ...]
+    answer: str  # as the token strip shows it
+    wrong: str
+    answer_id: int
+    wrong_id: int
+    clean_metric: float
+    corrupted_metric: float
+    model: str
+    dtype: str
+    seconds: float
+
+    def __array__(self, dtype=None, copy=None):
+        """The map as a numpy array (``np.asarray(result)``)."""
+        return self.values if dtype is None else self.values.astype(dtype)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """``(layers, positions)`` or ``(layers, heads)``."""
+        return self.values.shape
+
+    @property
+    def row_labels(self) -> list[str]:
+        """``layer 0``, ``layer 1``…"""
+        return [f"layer {i}" for i in range(self.values.shape[0])]
+
+    @property
+    def col_labels(self) -> list[str]:
+        """The clean prompt's tokens (``3 cat``) or ``head 0``, ``head 1``…"""
+        if self.axes[1] == "position":
+            return [f"{i} {t}" for i, t in enumerate(self.tokens)]
+        return [f"head {h}" for h in range(self.values.shape[1])]
+
+    @property
+    def label(self) -> str:
+        """What a cell is, in words (a map's title)."""
+        return (
+            f"{self.site}: share of logit[{self.answer}] − logit[{self.wrong}] restored "
+            "by patching clean into corrupted"
+        )
+
+    def __repr__(self) -> str:
+        layers, other = self.values.shape
+        return (
+            f"PatchResult(site={self.site!r}, [layer={layers}, {self.axes[1]}={other}], "
+            f"answer={self.answer!r}, wrong={self.wrong!r}, clean={self.clean_metric:.4g}, "
+            f"corrupted={self.corrupted_metric:.4g})"
+        )
+
+
+def check_site(site: str) -> str:
+    """``site`` if it is one of :data:`SITES`, else a one-line CausalError listing them."""
+    if site not in SITES:
+        raise CausalError("site", f"unknown site {site!r}; choose from {', '.join(SITES)}")
+    return site
+
+
+def site_count(layers: int, heads: int, positions: int, site: str) -> int:
+    """Cells of a map: layers × positions or layers × heads."""
+    return layers * (positions if SITES[check_site(site)] == "position" else heads)
+
+
+def check_lengths(clean: CachedRun, corrupted: CachedRun) -> None:
+    """A CausalError naming both lengths unless the prompts have as many tokens."""
+    if len(clean.ids) != len(corrupted.ids):
+        raise CausalError(
+            "prompts",
+            f"the clean prompt has {len(clean.ids)} tokens and the corrupted prompt "
+            f"{len(corrupted.ids)}; patching copies position by position, so both need the "
+            "same number of tokens",
+        )
+
+
+def patched_final(w, target: CachedRun, source: CachedRun, site: str, layer: int, index):
+    """The residual after every block ``[n, d]`` of ``target``'s run with ``source``'s
+    activation at ``site`` of block ``layer`` copied in: position(s) or head(s) ``index``
+    (an int, a list, or ``slice(None)`` for all)."""
+    if site == "resid_pre":
+        h = copy(target.hidden[layer])  # [n, d]
+        h[index] = source.hidden[layer][index]
+        return run_from(w, layer, h)
+    if site == "attn_out":
+        a = copy(target.attn[layer])  # [n, d]
+        a[index] = source.attn[layer][index]
+        return run_from(w, layer, target.hidden[layer], a)
+    z = copy(target.mixed[layer])  # [heads, n, d_v]
+    if site == "head_out":
+        z[index] = source.mixed[layer][index]
+    else:  # pattern: the source's weights on the target's values
+        z[index] = source.weights[layer][index] @ target.values[layer][index]
+    return run_from(w, layer, target.hidden[layer], block_output(w, layer, z))
+
+
+def metric_map(
+    prepared: Prepared,
+    target: CachedRun,
+    source: CachedRun,
+    site: str,
+    pair: tuple[int, int],
+    progress: Callable[[int, int], None] | None = None,
+    cancelled: Callable[[], bool] | None = None,
+) -> np.ndarray:
+    """The raw metric ``logit[a] − logit[b]`` (``pair`` = (a, b)) of ``target`` patched at
+    each cell of ``site`` with ``source``'s activation: ``[layers, positions | heads]``."""
+    w = prepared.w
+    width = len(target.ids) if SITES[site] == "position" else w.heads
+    out = np.empty((w.n_layers, width))  # [layers, positions | heads]
+    total = out.size
+    for layer in range(w.n_layers):
+        for index in range(width):
+            if cancelled is not None and cancelled():
+                raise PatchCancelled()
+            logits = last_logits(w, patched_final(w, target, source, site, layer, index))
+            out[layer, index] = logits[pair[0]] - logits[pair[1]]
+            if progress is not None:
+                progress(layer * width + index + 1, total)
+    return out
+
+
+def run_metric(prepared: Prepared, run: CachedRun, pair: tuple[int, int]) -> float:
+    """``logit[a] − logit[b]`` at the last position of an unpatched run."""
+    logits = last_logits(prepared.w, run.final)  # [vocab]
+    return float(logits[pair[0]] - logits[pair[1]])
+
+
+def patch(
+    model: str | os.PathLike | LoadedModel,
+    clean: str,
+    corrupted: str,
+    site: str = "resid_pre",
+    answer: int | str | None = None,
+    wrong: int | str | None = None,
+    dtype: str = "float32",
+    backend: str = "numpy",
+    progress: Callable[[int, int], None] | None = None,
+    cancelled: Callable[[], bool] | None = None,
+    threads: int | None = None,
+) -> PatchResult:
+    """Patch each activation of ``site`` from the clean run into the corrupted run; see the
+    module docstring. ``answer`` and ``wrong`` are tokens as the token strip shows them (or
+    ids). ``progress(done, total)`` after each cell; ``cancelled()`` is asked before each and
+    stops with :class:`PatchCancelled`; :func:`patch_estimate` gives the time first.
+    ``threads`` caps the BLAS threads (None: every core; the window passes 1). Raises
+    :class:`CausalError` (one line) for prompts of different lengths, a metric equal on both
+    prompts, a token the vocabulary lacks or a model without an output head."""
+    check_site(site)
+    if answer is None or wrong is None:
+        raise CausalError("token", "patching needs both an answer token and a wrong token")
+    started = time.perf_counter()
+    prepared = prepare(model, dtype, backend)
+    pair = (token_id(prepared, answer, "answer"), token_id(prepared, wrong, "wrong"))
+    with blas_threads(threads):
+        clean_run, corrupted_run = cached_run(prepared, clean), cached_run(prepared, corrupted)
+        check_lengths(clean_run, corrupted_run)
+        m_clean = run_metric(prepared, clean_run, pair)
+        m_corrupted = run_metric(prepared, corrupted_run, pair)
+        shown = [token_text(prepared, t) for t in pair]
+        if m_clean == m_corrupted:
+            raise CausalError(
+                "metric",
+                f"logit[{shown[0]}] − logit[{shown[1]}] is {m_clean:.6g} on both prompts, so "
+                "no share of it can be restored; choose prompts or tokens that differ",
+            )
+        raw = metric_map(prepared, corrupted_run, clean_run, site, pair, progress, cancelled)
+    values = (raw - m_corrupted) / (m_clean - m_corrupted)  # [layers, positions | heads]
+    return PatchResult(
+        values=values,
+        patched_metric=raw,
+        site=site,
+        axes=("layer", SITES[site]),
+        tokens=clean_run.tokens,
+        corrupted_tokens=corrupted_run.tokens,
+        answer=shown[0],
+        wrong=shown[1],
+        answer_id=pair[0],
+        wrong_id=pair[1],
+        clean_metric=m_clean,
+        corrupted_metric=m_corrupted,
+        model=prepared.name,
+        dtype=dtype,
+        seconds=time.perf_counter() - started,
+    )
+
+
+def patch_estimate(
+    model: str | os.PathLike | LoadedModel,
+    text: str,
+    site: str = "resid_pre",
+    dtype: str = "float32",
+    backend: str = "numpy",
+    threads: int | None = None,
+) -> float:
+    """Seconds a patching map of ``site`` on prompts like ``text`` should take here, from a
+    timed run: two cached runs plus, per cell, the blocks from its layer on."""
+    check_site(site)
+    prepared = prepare(model, dtype, backend)
+    w = prepared.w
+    with blas_threads(threads):
+        run = cached_run(prepared, text)  # warm
+        start = time.perf_counter()
+        run = cached_run(prepared, text)
+        per_layer = (time.perf_counter() - start) / w.n_layers
+    width = site_count(1, w.heads, len(run.ids), site)
+    partial_layers = width * w.n_layers * (w.n_layers + 1) / 2
+    return per_layer * (2 * w.n_layers + partial_layers)
