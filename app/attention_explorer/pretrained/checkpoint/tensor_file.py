@@ -9,7 +9,12 @@ by layer does not keep the whole file resident.
 The safetensors layout is small and stable (8 bytes: header length, little-endian; a JSON
 header ``{name: {dtype, shape, data_offsets}}``; the data), and is read here directly,
 because safetensors' numpy loader refuses bfloat16 ("data type 'bfloat16' not understood").
-Every header is checked: offsets inside the file, sizes matching shapes and dtypes.
+Every header is checked by the format's rules, as safetensors' own loader checks them: one
+entry per name (a duplicate is refused, never "the last wins"), each entry's byte length equal
+to its dtype's size times its shape, and the byte ranges in order, back to back from the
+start of the data to the end of the file (no overlap, where one tensor would read another's
+bytes, and no gap). Every file is checked before it is opened (a regular file, named inside
+the folder: :mod:`.safe_paths`), so a shard that is a pipe never blocks.
 """
 
 from __future__ import annotations
@@ -21,6 +26,13 @@ from pathlib import Path
 
 import numpy as np
 
+from attention_explorer.pretrained.checkpoint.safe_paths import (
+    budget_of,
+    check_name,
+    exists,
+    open_checked,
+    read_json,
+)
 from attention_explorer.pretrained.model_errors import ModelError
 
 SINGLE = "model.safetensors"
@@ -65,31 +77,75 @@ def _widen(raw: np.ndarray, kind: str, dtype) -> np.ndarray:
     return out
 
 
+def _no_duplicates(pairs: list[tuple[str, object]]) -> dict:
+    """A JSON object's pairs as a dict; ValueError naming a key given twice."""
+    found: dict = {}
+    for key, value in pairs:
+        if key in found:
+            raise ValueError(f"the header names tensor {key!r} twice")
+        found[key] = value
+    return found
+
+
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, RecursionError):
+        return "its header nests too deeply"
+    if isinstance(exc, OSError):
+        return (exc.strerror or type(exc).__name__).lower()
+    return str(exc)
+
+
 class _Shard:
     """One safetensors file, memory-mapped, with its checked header."""
 
     def __init__(self, path: Path):
         self.path = path
-        try:
-            size = path.stat().st_size
-            with path.open("rb") as f:
-                length = int.from_bytes(f.read(8), "little")
+        with open_checked(path) as handle:  # a regular file, opened without blocking
+            try:
+                size = handle.seek(0, 2)
+                handle.seek(0)
+                length = int.from_bytes(handle.read(8), "little")
                 if not 2 <= length <= min(_MAX_HEADER, size - 8):
-                    raise ValueError(f"a header length of {length} bytes")
-                header = json.loads(f.read(length).decode("utf-8"))
-            self.data = np.memmap(path, dtype=np.uint8, mode="r", offset=8 + length)
-            self.start = 8 + length  # where the data begins in the file
-        except (OSError, ValueError, UnicodeDecodeError) as exc:
-            raise ModelError("files", f"{path} is not a readable safetensors file: {exc}") from None
+                    raise ValueError(
+                        f"it announces a header of {length:,} bytes in a file of {size:,}"
+                    )
+                text = handle.read(length).decode("utf-8")
+                header = json.loads(text, object_pairs_hook=_no_duplicates)
+                self.data = np.memmap(handle, dtype=np.uint8, mode="r", offset=8 + length)
+            except (OSError, ValueError, UnicodeDecodeError, RecursionError) as exc:
+                raise ModelError(
+                    "files", f"{path} is not a readable safetensors file: {_reason(exc)}"
+                ) from None
+        self.start = 8 + length  # where the data begins in the file
         if not isinstance(header, dict):
             raise ModelError("files", f"{path} has a header that is not a JSON object")
         header.pop("__metadata__", None)
         self.entries = {name: self._check(name, entry) for name, entry in header.items()}
+        self._check_layout()
+
+    def _check_layout(self) -> None:
+        """The format's rule: byte ranges in order, back to back, covering the data exactly."""
+        end = 0
+        for name, (_, _, lo, hi) in sorted(self.entries.items(), key=lambda e: e[1][2:]):
+            if lo != end:
+                what = "overlaps the tensor before it" if lo < end else "leaves a gap before it"
+                raise ModelError(
+                    "files",
+                    f"{self.path}: tensor {name!r} starts at byte {lo} of the data, where the "
+                    f"tensor before it ends at {end}: it {what}; not a valid safetensors file",
+                )
+            end = hi
+        if end != self.data.size:
+            raise ModelError(
+                "files",
+                f"{self.path}: its tensors end at byte {end} of the data, which is "
+                f"{self.data.size} bytes long; not a valid safetensors file",
+            )
 
     def _check(self, name: str, entry) -> tuple[str, tuple[int, ...], int, int]:
         try:
             kind, shape, (lo, hi) = entry["dtype"], tuple(entry["shape"]), entry["data_offsets"]
-            ok = all(isinstance(v, int) and v >= 0 for v in (*shape, lo, hi))
+            ok = all(type(v) is int and v >= 0 for v in (*shape, lo, hi)) and lo <= hi
         except (KeyError, TypeError, ValueError):
             ok, kind = False, None
         if not ok:
@@ -141,30 +197,32 @@ class TensorFile:
     @classmethod
     def open(cls, folder: Path) -> TensorFile:
         """The checkpoint in ``folder``: model.safetensors, else the shards of the index."""
-        if (folder / SINGLE).is_file():
+        if exists(folder / SINGLE):  # checked when opened: a pipe or folder is refused
             shard = _Shard(folder / SINGLE)
             return cls({SINGLE: shard}, dict.fromkeys(shard.entries, SINGLE), folder)
-        if not (folder / INDEX).is_file():
+        if not exists(folder / INDEX):
             raise ModelError("files", f"{folder} has neither {SINGLE} nor {INDEX}")
         return cls._sharded(folder)
 
     @classmethod
     def _sharded(cls, folder: Path) -> TensorFile:
-        try:
-            index = json.loads((folder / INDEX).read_text(encoding="utf-8"))
-            weight_map = dict(index["weight_map"])
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise ModelError("files", f"{folder / INDEX} cannot be read: {exc}") from None
+        index = read_json(folder / INDEX, budget_of(INDEX))  # within its budget, no pipe
+        weight_map = index.get("weight_map") if isinstance(index, dict) else None
+        if not isinstance(weight_map, dict):
+            raise ModelError(
+                "files",
+                f"{folder / INDEX} is not a shard index: it must be a JSON object with a "
+                "weight_map object (tensor name -> shard file)",
+            )
         shards: dict[str, _Shard] = {}
         for name, file in weight_map.items():
-            if not isinstance(file, str) or "/" in file or "\\" in file or file.startswith("."):
-                raise ModelError("files", f"{folder / INDEX}: tensor {name!r} names {file!r}")
+            path = check_name(folder, file, f"{folder / INDEX} (tensor {name!r})")
             if file not in shards:
-                if not (folder / file).is_file():
+                if not exists(path):
                     raise ModelError(
                         "files", f"{folder / INDEX} lists the shard {file}, which is missing"
                     )
-                shards[file] = _Shard(folder / file)
+                shards[file] = _Shard(path)
             if name not in shards[file].entries:
                 raise ModelError("files", f"{folder / file} lacks tensor {name!r} (see {INDEX})")
         return cls(shards, weight_map, folder)

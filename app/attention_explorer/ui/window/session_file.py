@@ -1,11 +1,21 @@
-"""DocumentController: the file behind the window (new, open, save, recent, unsaved changes)."""
+"""DocumentController: the file behind the window (new, open, save, recent, unsaved changes).
+
+Opening and saving run the session loader and writer on a worker thread
+(:func:`off_thread`): a session saved by reference reads its model's files (the fingerprint,
+then the layer), which may be large or slow, and the window stays responsive meanwhile, with
+a Cancel button after a moment. No problem escapes a slot: whatever goes wrong is reported
+through ``error`` in one line.
+"""
 
 from __future__ import annotations
 
+import os
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QSettings, Signal
-from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
+from PySide6.QtCore import QEventLoop, QObject, QSettings, Qt, QTimer, Signal
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QProgressDialog, QWidget
 
 import attention_explorer.pretrained  # noqa: F401 - installs the model lookup for saved sessions
 from attention_explorer.session import (
@@ -21,6 +31,54 @@ from attention_explorer.ui.widgets import dialogs
 from attention_explorer.writing.output_policy import OutputReadOnly, check_output
 
 MAX_RECENT = 8
+#: A worker that has not finished after this many milliseconds shows a progress dialog.
+SHOW_PROGRESS_MS = 400
+
+
+class Cancelled(Exception):
+    """The user cancelled a file operation that was still running."""
+
+
+def off_thread(work: Callable[[], object], parent: QWidget | None, label: str) -> object:
+    """``work()`` run on a daemon worker thread while the GUI thread keeps handling events;
+    its result, or the exception it raised (re-raised here). After :data:`SHOW_PROGRESS_MS`
+    a modal progress dialog with Cancel shows; Cancel raises :class:`Cancelled` at once (the
+    worker's late result is dropped)."""
+    outcome: dict = {}
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            outcome["value"] = work()
+        except BaseException as exc:  # noqa: BLE001 - handed to the GUI thread as it is
+            outcome["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="session-file", daemon=True).start()
+    if not done.wait(0.05):
+        loop = QEventLoop()
+        poll = QTimer()
+        poll.setInterval(20)
+        dialog = QProgressDialog(label, "Cancel", 0, 0, parent)
+        poll.timeout.connect(lambda: (done.is_set() or dialog.wasCanceled()) and loop.quit())
+        dialog.setWindowModality(Qt.WindowModality.WindowModal)
+        dialog.setAutoReset(False)
+        dialog.canceled.connect(loop.quit)
+        QTimer.singleShot(SHOW_PROGRESS_MS, loop, lambda: done.is_set() or dialog.show())
+        poll.start()
+        if not done.is_set():
+            loop.exec()
+        poll.stop()
+        dialog.reset()
+        dialog.deleteLater()
+        if not done.is_set():
+            raise Cancelled(label)
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome.get("value")
+
+
 FILE_FILTER = "Attention Explorer sessions (*.json);;All files (*)"
 #: Save As: the same, plus a standalone choice (every number in the file; no model needed).
 STANDALONE_FILTER = "Standalone session, numbers included (*.json)"
@@ -67,7 +125,7 @@ class DocumentController(QObject):
         """Recently opened or saved session files, newest first, existing ones only."""
         value = self.settings.value("recent_files", [])
         files = [value] if isinstance(value, str) else list(value or [])
-        return [f for f in files if Path(f).is_file()][:MAX_RECENT]
+        return [f for f in files if os.path.isfile(f)][:MAX_RECENT]  # never raises
 
     def _remember(self, path: Path) -> None:
         files = [str(path)] + [f for f in self.recent_files() if f != str(path)]
@@ -114,10 +172,15 @@ class DocumentController(QObject):
                 return False
             path = chosen
         path = Path(path)
-        try:
-            data = load_session(path)  # every problem with the file is a SessionFileError
+        try:  # off the GUI thread: a model reference reads the model's files
+            data = off_thread(lambda: load_session(path), self.window, f"Opening {path.name}…")
+        except Cancelled:
+            return False
         except SessionFileError as exc:
             self.error.emit(f"Could not open {path.name}: {exc}")
+            return False
+        except Exception as exc:  # noqa: BLE001 - nothing may escape the slot
+            self.error.emit(f"Could not open {path.name}: {type(exc).__name__}: {exc}")
             return False
         if not self._replace_or_keep(data, path):
             return False
@@ -168,15 +231,22 @@ class DocumentController(QObject):
         replace_read_only = self._may_replace_read_only(path)
         if replace_read_only is False:
             return False
-        try:
-            save_session(
-                path,
-                self.session.data(),
-                allow_read_only=bool(replace_read_only),
-                standalone=self.standalone,
+        data, standalone = self.session.data(), self.standalone
+        try:  # off the GUI thread: saving by reference reads the model's files
+            off_thread(
+                lambda: save_session(
+                    path, data, allow_read_only=bool(replace_read_only), standalone=standalone
+                ),
+                self.window,
+                f"Saving {path.name}…",
             )
+        except Cancelled:
+            return False
         except (SessionFileError, OSError) as exc:  # the document stays unsaved (title keeps *)
             self.error.emit(f"Could not save {path.name}: {exc}")
+            return False
+        except Exception as exc:  # noqa: BLE001 - nothing may escape the slot
+            self.error.emit(f"Could not save {path.name}: {type(exc).__name__}: {exc}")
             return False
         self.path = path
         self.history.mark_clean()
