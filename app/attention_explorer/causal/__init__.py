@@ -10,7 +10,7 @@ from __future__ import annotations
 from .attribution import AttributionResult, head_attribution
 from .errors import CausalError, PatchCancelled
 from .lens import LensResult, logit_lens
-from .patching import SITES, PatchResult, patch, patch_estimate
+from .patching import SITES, PatchResult, check_patch, patch, patch_estimate
 
 __all__ = [
     "SITES",
@@ -19,6 +19,7 @@ __all__ = [
     "LensResult",
     "PatchCancelled",
     "PatchResult",
+    "check_patch",
     "head_attribution",
     "logit_lens",
     "patch",

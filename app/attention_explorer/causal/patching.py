@@ -123,15 +123,42 @@ def site_count(layers: int, heads: int, positions: int, site: str) -> int:
     return layers * (positions if SITES[check_site(site)] == "position" else heads)
 
 
-def check_lengths(clean: CachedRun, corrupted: CachedRun) -> None:
+def check_lengths(clean: int, corrupted: int) -> None:
     """A CausalError naming both lengths unless the prompts have as many tokens."""
-    if len(clean.ids) != len(corrupted.ids):
+    if clean != corrupted:
         raise CausalError(
             "prompts",
-            f"the clean prompt has {len(clean.ids)} tokens and the corrupted prompt "
-            f"{len(corrupted.ids)}; patching copies position by position, so both need the "
-            "same number of tokens",
+            f"the clean prompt has {clean} tokens and the corrupted prompt {corrupted}; "
+            "patching copies position by position, so both need the same number of tokens",
         )
+
+
+def _checked(prepared: Prepared, clean: str, corrupted: str, site: str, answer, wrong):
+    """The (answer, wrong) ids after every check that needs no run."""
+    check_site(site)
+    if answer is None or wrong is None:
+        raise CausalError("token", "patching needs both an answer token and a wrong token")
+    pair = (token_id(prepared, answer, "answer"), token_id(prepared, wrong, "wrong"))
+    tokenize = prepared.loaded.tokenize
+    check_lengths(len(tokenize(clean).ids), len(tokenize(corrupted).ids))
+    return pair
+
+
+def check_patch(
+    model: str | os.PathLike | LoadedModel,
+    clean: str,
+    corrupted: str,
+    site: str = "resid_pre",
+    answer: int | str | None = None,
+    wrong: int | str | None = None,
+    dtype: str = "float32",
+    backend: str = "numpy",
+) -> tuple[int, int]:
+    """Every refusal of :func:`patch` that needs no run (the site, the tokens, the prompts'
+    lengths, a model without an output head), at the cost of tokenizing: the (answer, wrong)
+    token ids, or a one-line :class:`CausalError`. For a window to call as the user types
+    and the command line before its estimate."""
+    return _checked(prepare(model, dtype, backend), clean, corrupted, site, answer, wrong)
 
 
 def patched_final(w, target: CachedRun, source: CachedRun, site: str, layer: int, index):
@@ -206,15 +233,11 @@ def patch(
     ``threads`` caps the BLAS threads (None: every core; the window passes 1). Raises
     :class:`CausalError` (one line) for prompts of different lengths, a metric equal on both
     prompts, a token the vocabulary lacks or a model without an output head."""
-    check_site(site)
-    if answer is None or wrong is None:
-        raise CausalError("token", "patching needs both an answer token and a wrong token")
     started = time.perf_counter()
     prepared = prepare(model, dtype, backend)
-    pair = (token_id(prepared, answer, "answer"), token_id(prepared, wrong, "wrong"))
+    pair = _checked(prepared, clean, corrupted, site, answer, wrong)
     with blas_threads(threads):
         clean_run, corrupted_run = cached_run(prepared, clean), cached_run(prepared, corrupted)
-        check_lengths(clean_run, corrupted_run)
         m_clean = run_metric(prepared, clean_run, pair)
         m_corrupted = run_metric(prepared, corrupted_run, pair)
         shown = [token_text(prepared, t) for t in pair]

@@ -7,6 +7,8 @@
     attention-explorer examples                  list the starter and the worked examples
     attention-explorer sweep MODEL --text … --out sweep.csv   which heads matter (knockouts)
     attention-explorer handout --example NAME --out walk.pdf   the walkthrough as a PDF
+    attention-explorer patch MODEL --clean … --corrupted … --site resid_pre --answer A --wrong B
+        --out patch.csv        activation patching (also: lens, attribution)
     attention-explorer --self-test | --version
 
 Every parser lives in :mod:`.parsers`; the commands are written on the Python API
@@ -76,6 +78,10 @@ def _command(name: str):
         from attention_explorer.cli.model_command import cmd_model
 
         return cmd_model
+    if name in ("patch", "lens", "attribution"):
+        from attention_explorer.cli import causal_commands
+
+        return getattr(causal_commands, f"cmd_{name}")
     if name == "sweep":
         from attention_explorer.cli.sweep_command import cmd_sweep
 

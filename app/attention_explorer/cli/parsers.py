@@ -12,12 +12,25 @@ import difflib
 import sys
 
 from attention_explorer._version import __version__
+from attention_explorer.cli.causal_commands import add_causal_parsers
 from attention_explorer.cli.sweep_command import add_sweep_parser
 from attention_explorer.core.stages import CATALOGUE
 
 PROG = "attention-explorer"
 #: The sub-commands; anything else that is not a file to open is an unknown command.
-COMMANDS = ("compute", "explain", "export", "examples", "model", "schema", "sweep", "handout")
+COMMANDS = (
+    "compute",
+    "explain",
+    "export",
+    "examples",
+    "model",
+    "schema",
+    "sweep",
+    "handout",
+    "patch",
+    "lens",
+    "attribution",
+)
 #: Stage names, in pipeline order, from the stage catalogue (pure Python, cheap to import).
 STAGE_NAMES = tuple(CATALOGUE)
 
@@ -213,6 +226,7 @@ def build_parser() -> OneLineParser:
     sub.add_parser("schema", **_TEXTS["schema"])
     add_sweep_parser(sub)
     _session_command(sub, "handout")
+    add_causal_parsers(sub)
     parser.commands = dict(sub.choices)
     return parser
 
