@@ -28,7 +28,7 @@ CONFIG = AttentionConfig(mode="projection", heads=2, d_model=6, positional="sinu
 def test_stage_lists_come_from_the_catalogue():
     assert ALL_STAGES == tuple(CATALOGUE)
     assert set(PER_HEAD_STAGES) == {n for n, s in CATALOGUE.items() if s.per_head}
-    assert SQUARE_STAGES == ("scores", "scaled", "masked", "weights")
+    assert SQUARE_STAGES == ("scores", "scaled", "capped", "masked", "weights")
     assert ALL_STAGES.index("positions") < ALL_STAGES.index("X_pos") < ALL_STAGES.index("Q")
 
 

@@ -64,7 +64,8 @@ def test_rotary_layer_opens_as_a_projection_session_matching_transformers(tmp_pa
     scaling = extra.get("rope_scaling", {}).get("rope_type", "default")
     assert config.rope_scaling == scaling
     assert config.rope_theta == extra.get("rope_theta", 500.0)
-    assert config.mask == ("custom" if family == "mistral" else "causal")
+    assert config.mask == "causal"  # Mistral's window is the session's window, on top
+    assert config.window == (5 if family == "mistral" else None)
     if family == "qwen2":
         assert session.inputs.b_Q is not None and session.inputs.b_K is not None
     trace = compute(session.inputs, config, dtype="float64")

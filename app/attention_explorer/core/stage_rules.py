@@ -32,6 +32,14 @@ def _rotary(trace) -> bool:
     return trace.config.positional == "rope"
 
 
+def _qk_norm(trace) -> bool:
+    return trace.config.qk_norm != "none"
+
+
+def _softcap(trace) -> bool:
+    return trace.config.softcap is not None
+
+
 def _output(trace) -> bool:
     return trace.has("output")
 
@@ -50,6 +58,8 @@ SHOWN: dict[str, tuple[Callable[[object], bool], str]] = {
         "it exists only with a sinusoidal or learned encoding added to X, in projection mode",
     ),
     "rotary": (_rotary, "it exists only with rotary positions (RoPE) on"),
+    "qk_norm": (_qk_norm, "it exists only with QK-norm on (an RMSNorm on each head's q and k)"),
+    "softcap": (_softcap, "it exists only with a soft cap on the scores (softcap)"),
     "cross": (
         lambda trace: _projected(trace) and trace.config.attention == "cross",
         "it exists only in cross-attention, in projection mode",
@@ -96,11 +106,26 @@ def _scale_caption(name: str, config, trace) -> str:
 
 
 def _mask_caption(name: str, config, trace) -> str:
-    return f"mask\n({config.mask})"
+    window = f", window {config.window}" if getattr(config, "window", None) else ""
+    return f"mask\n({config.mask}{window})"
 
 
 def _rotary_caption(name: str, config, trace) -> str:
-    return f"rotate by\nposition\n(θ={config.rope_theta:g})"
+    text = f"rotate by\nposition\n(θ={config.rope_theta:g})"
+    if config.rotary_dims != config.head_dim:
+        text += f"\ndims 0–{config.rotary_dims - 1} of {config.head_dim}"
+    return text
+
+
+def _qk_norm_caption(name: str, config, trace) -> str:
+    factor = "(1 + w)" if config.qk_norm == "rms_one_plus" else "w"
+    over = "per head" if config.qk_norm_width == "head" else "all heads"
+    return f"RMS-norm\n× {factor}\n({over})"
+
+
+def _softcap_caption(name: str, config, trace) -> str:
+    cap = format_number(config.softcap, 3) if config.softcap is not None else "off"
+    return f"cap·tanh(s/cap)\n(cap {cap})"
 
 
 def _normalizer_caption(name: str, config, trace) -> str:
@@ -115,6 +140,8 @@ CAPTIONS: dict[str, Callable[[str, object, object], str]] = {
     "mask": _mask_caption,
     "normalizer": _normalizer_caption,
     "rotary": _rotary_caption,
+    "qk_norm": _qk_norm_caption,
+    "softcap": _softcap_caption,
 }
 
 
@@ -136,6 +163,25 @@ def _rope_words(trace) -> list[str]:
         words.append(f"{config.rope_scaling} scaling × {config.rope_factor:g}")
     if config.position_offset:
         words.append(f"positions from {config.position_offset}")
+    if config.rotary_dims != config.head_dim:
+        words.append(f"rotates {config.rotary_dims} of {config.head_dim} dims")
+    return words
+
+
+def _qk_norm_words(trace) -> list[str]:
+    config = trace.config
+    if config.qk_norm == "none":
+        return []
+    factor = "1 + w" if config.qk_norm == "rms_one_plus" else "w"
+    over = "each head" if config.qk_norm_width == "head" else "all heads"
+    return [f"QK-norm × {factor} over {over}, eps {config.qk_norm_eps:g}"]
+
+
+def _mask_words(trace) -> list[str]:
+    config = trace.config
+    words = [f"{config.mask} mask" if config.mask != "none" else "no mask"]
+    if config.window is not None:
+        words.append(f"window {config.window}")
     return words
 
 
@@ -149,7 +195,9 @@ def _scale_words(trace) -> list[str]:
 #: setting -> its words under an exported picture of a stage downstream of it.
 SETTINGS: dict[str, Callable[[object], list[str]]] = {
     "scale": _scale_words,
-    "mask": lambda t: [f"{t.config.mask} mask" if t.config.mask != "none" else "no mask"],
+    "mask": _mask_words,
+    "softcap": lambda t: [] if t.config.softcap is None else [f"soft cap {t.config.softcap:g}"],
+    "qk_norm": _qk_norm_words,
     "normalizer": lambda t: [t.config.normalizer],
     "rope": _rope_words,
     "heads": lambda t: [f"{t.config.heads} heads × d_v {t.config.value_dim}"],

@@ -1,8 +1,10 @@
 """The stage catalogue: the ONE place that says what each stage is and how it reads.
 
 ``X`` is the input as typed; with positional encoding on, ``positions`` is P and ``X_pos`` is
-X + P, the matrix the projections read (both absent when positions are off). With RoPE,
-``Q_rot`` and ``K_rot`` are Q and K turned by position: what the scores read.
+X + P, the matrix the projections read (both absent when positions are off). With QK-norm,
+``Q_normed`` and ``K_normed`` are each head's q and k RMS-normalised with their own weights;
+with RoPE, ``Q_rot`` and ``K_rot`` are Q (or the normed Q) and K turned by position: what the
+scores read. With a soft cap, ``capped`` is cap · tanh(scaled / cap), what the mask reads.
 
 The window's views, the exports, the walkthrough and the command line's help all read this
 module; none of them keeps its own list of titles, colour levels, shrink rules or number
@@ -121,8 +123,9 @@ def _per_head(name, title, formula, axes, kind, shrink="mean", **more) -> Stage:
 
 #: The settings upstream of each step of the attention core (cumulative, in order).
 _SCALED = ("scale",)
-_MASKED = ("scale", "mask")
-_WEIGHTED = ("scale", "mask", "normalizer")
+_CAPPED = ("scale", "softcap")
+_MASKED = ("scale", "softcap", "mask")
+_WEIGHTED = ("scale", "softcap", "mask", "normalizer")
 
 #: Every stage, in pipeline order.
 CATALOGUE: dict[str, Stage] = {
@@ -192,6 +195,27 @@ CATALOGUE: dict[str, Stage] = {
         ),
         *(
             _per_head(
+                f"{name}_normed",
+                f"{title} after QK-norm",
+                f"{name} / rms({name}) × w: each head's {name.lower()} RMS-normalised (QK-norm)",
+                axes,
+                "free",
+                group="inputs",
+                when="qk_norm",
+                caption="RMS-norm\n× w",
+                caption_rule="qk_norm",
+                upstream=("qk_norm",),
+                explain="qk_norm",
+                aliases=(f"{name.lower()}_normed", f"normed_{name.lower()}"),
+                short=f"{name}̂",
+            )
+            for name, title, axes in (
+                ("Q", "queries Q", _QUERY_DIMS),
+                ("K", "keys K", _KEY_DIMS),
+            )
+        ),
+        *(
+            _per_head(
                 f"{name}_rot",
                 f"{title} after rotation",
                 f"{name} turned pair by pair by position × frequency (RoPE)",
@@ -231,6 +255,20 @@ CATALOGUE: dict[str, Stage] = {
             caption_rule="scale",
             upstream=_SCALED,
             explain="scaled",
+            compared=True,
+        ),
+        _per_head(
+            "capped",
+            "soft-capped scores",
+            "cap · tanh(scaled / cap): no score beyond ±cap (Gemma 2)",
+            _QUERY_KEYS,
+            "signed",
+            when="softcap",
+            caption="cap·tanh\n(s/cap)",
+            caption_rule="softcap",
+            upstream=_CAPPED,
+            explain="softcap",
+            aliases=("softcapped", "soft_capped"),
             compared=True,
         ),
         _shared(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from types import MappingProxyType
 
+from attention_explorer.core.stages import CATALOGUE
 from attention_explorer.engine.config import AttentionConfig
 from attention_explorer.engine.engine_errors import AttentionInputError
 from attention_explorer.engine.row_blocks import CHUNK_ELEMENTS
@@ -20,9 +21,17 @@ MAX_HEADS = 256
 MAX_D_MODEL = 16_384
 #: Share of the available memory a single trace may take.
 MEMORY_SHARE = 0.8
-#: Per-head [n, m] stages a full trace keeps (scores, scaled, masked, weights): the
-#: catalogue's per-head stages with one cell per (query, key).
-SQUARE_STAGES_KEPT = len(SQUARE_STAGES)
+#: Per-head [n, m] stages every full trace keeps (scores, scaled, masked, weights): the
+#: catalogue's per-head stages with one cell per (query, key) shown always (a soft cap adds
+#: its capped scores: :func:`square_stages_kept`).
+SQUARE_STAGES_KEPT = sum(1 for name in SQUARE_STAGES if CATALOGUE[name].when == "always")
+
+
+def square_stages_kept(config: AttentionConfig) -> int:
+    """The per-head [n, m] stages a full trace of ``config`` keeps."""
+    return SQUARE_STAGES_KEPT + (1 if config.softcap is not None else 0)
+
+
 #: Bytes alive at once while computing: two float64 temporaries of a chunk.
 WORKING_BYTES = CHUNK_ELEMENTS * 8 * 2
 #: A trace of at most this many bytes is not checked against the free memory: reading it
@@ -60,10 +69,11 @@ def trace_bytes(
     item = _ITEMSIZE.get(dtype, 8)
     cells = n_queries * n_keys  # one [n, m] matrix
     shown = cells if preview is None else min(cells, preview * preview)  # kept per stage
-    square = heads_kept * SQUARE_STAGES_KEPT * shown * item  # [s, n, m] x the square stages
+    square = heads_kept * square_stages_kept(config) * shown * item  # [s, n, m] x the stages
     mask = cells  # [n, m] bool
     dk, dv = config.head_dim, config.value_dim
-    dk *= 2 if config.positional == "rope" else 1  # RoPE keeps q and k before and after
+    # RoPE and QK-norm each keep q and k again (before and after)
+    dk *= 1 + (config.positional == "rope") + (config.qk_norm != "none")
     vectors = (n_queries + n_keys) * (config.heads * (dk + dv) + 2 * config.d_model) * item
     return square + mask + vectors + min(WORKING_BYTES, 2 * cells * 8)
 

@@ -3,8 +3,10 @@
 
     X_pos   = X + P (with positional encoding on)     [n, d_model]
     Q, K, V = project, split heads                    [s, n|m, d]
+    Q_normed, K_normed = QK-norm (RMSNorm per head)   [s, n|m, d_k]
     Q_rot, K_rot = rotate q and k by position (RoPE)  [s, n|m, d_k]
     scaled  = score, scale                            [s, n, m]
+    capped  = cap · tanh(scaled / cap) (soft cap)     [s, n, m]
     masked  = mask                                    [s, n, m]
     weights = normalise                               [s, n, m]
     head    = combine                                 [s, n, d_v]
@@ -20,6 +22,7 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
+from types import MappingProxyType
 
 import numpy as np
 
@@ -41,6 +44,7 @@ from attention_explorer.engine.preview import StagePreview, preview_of, wants_pr
 from attention_explorer.engine.row_blocks import CHUNK_ELEMENTS, attend_rows, row_block
 from attention_explorer.engine.sinks import FullSink, PreviewSink
 from attention_explorer.engine.trace import ALL_STAGES, PER_HEAD_STAGES, SQUARE_STAGES, Trace
+from attention_explorer.engine.variants.qk_norm import normed_heads
 
 
 def compute(
@@ -130,11 +134,12 @@ class _Plan:
 
 
 def _plan(config: AttentionConfig, keep: frozenset[str], selected, n, m, preview) -> _Plan:
-    if not config.rotary:  # only RoPE has rotated q and k
-        keep = keep - {name for name in keep if stage(name).when == "rotary"}
+    keep = keep - {name for name in keep if not _has_rule(config, stage(name).when)}
     need_all = bool({"concat", "output"} & keep)
     need_head_outputs = need_all or "head_outputs" in keep
-    run_heads = tuple(range(config.heads)) if need_all else selected
+    # QK-norm over every head's width needs every head's q and k
+    every = need_all or (config.qk_normed and config.qk_norm_width == "all")
+    run_heads = tuple(range(config.heads)) if every else selected
     if run_heads == selected and keep & set(SQUARE_STAGES):
         # Every head's [n, m] stages are kept anyway: chunking would save little memory and
         # cost a concatenating copy of each kept stage.
@@ -144,6 +149,23 @@ def _plan(config: AttentionConfig, keep: frozenset[str], selected, n, m, preview
     need_v = need_head_outputs or "V" in keep
     preview = preview if wants_preview(n, m, preview) else None
     return _Plan(keep, selected, run_heads, need_all, need_head_outputs, need_v, per_chunk, preview)
+
+
+#: The stage rules (core/stage_rules.py) a config can turn off, with the test that keeps
+#: them: only RoPE has rotated q and k, only QK-norm normed ones, only a cap capped scores.
+_CONFIG_RULES = MappingProxyType(
+    {
+        "rotary": lambda config: config.rotary,
+        "qk_norm": lambda config: config.qk_normed,
+        "softcap": lambda config: config.softcap is not None,
+    }
+)
+
+
+def _has_rule(config: AttentionConfig, rule: str) -> bool:
+    """False when ``config`` computes no stage shown by rule ``rule``."""
+    test = _CONFIG_RULES.get(rule)
+    return test is None or bool(test(config))
 
 
 def _labels(given: Sequence[str] | None, count: int) -> tuple[str, ...]:
@@ -185,10 +207,20 @@ def _run(inputs, config, lib: ArrayLib, n: int, m: int, plan: _Plan, cache):
     else:
         Q, K, V = projected_heads(lib, config, inputs, n, m, plan, kept)
     require_finite(lib.ops, "the projections Q, K, V", *(a for a in (Q, K, V) if a is not None))
-    unrotated = None
+    earlier = {}  # the q and k stages before the ones the scores read, by stage name
+    if config.qk_normed:  # QK-norm, then RoPE reads the normed q and k
+        earlier.update(Q=Q, K=K)
+        Q, K = normed_heads(lib, config, inputs, Q, K, plan.run_heads)  # [s, n|m, d_k]
+        require_finite(lib.ops, "the QK-normed q and k", Q, K)
     if config.rotary:  # the attention core reads the rotated q and k from here on
-        unrotated = (Q, K)
+        if config.qk_normed:
+            earlier.update(Q_normed=Q, K_normed=K)
+        else:
+            earlier.update(Q=Q, K=K)
         Q, K = rotated_heads(lib, config, Q, K)  # [s, n, d_k], [s, m, d_k]
+        last = ("Q_rot", "K_rot")
+    else:
+        last = ("Q_normed", "K_normed") if config.qk_normed else ("Q", "K")
     allowed = allowed_mask(config, n, m, cache)  # [n, m] bool
     fully_masked = tuple(int(i) for i in np.flatnonzero(~allowed.any(axis=1)))
     if "mask" in plan.keep:
@@ -198,7 +230,7 @@ def _run(inputs, config, lib: ArrayLib, n: int, m: int, plan: _Plan, cache):
     if plan.preview is not None and cache is not None:
         cache.pool.clear()  # a previewed pass keeps no [n, m] stage: unused pooled blocks go back
     sink, head_outputs = _attend(
-        lib, config, (Q, K, V, unrotated), allowed, bool(fully_masked), plan, cache
+        lib, config, (Q, K, V, (earlier, last)), allowed, bool(fully_masked), plan, cache
     )
     sink.finish(kept, previews)
     del sink
@@ -216,10 +248,12 @@ def _attend(lib: ArrayLib, config, qkv, allowed_np, any_fully_masked, plan: _Pla
     the kept stages, or their previews). Each block goes to a sink (:mod:`.sinks`): the full
     stages, or their previews when the plan previews. Returns the sink (its ``finish`` puts
     the kept stages in place) and the head outputs per chunk (``[c, n, d_v]`` each, empty
-    when not needed). ``qkv`` is (Q, K, V, unrotated): with RoPE, Q and K are the rotated
-    ones and ``unrotated`` the (Q, K) before rotation (kept as the Q and K stages).
+    when not needed). ``qkv`` is (Q, K, V, (earlier, last)): Q and K are what the scores read
+    (rotated under RoPE, normed under QK-norm), ``last`` their stage names ("Q_rot",
+    "K_rot"; "Q", "K" without either) and ``earlier`` the q and k stages before them, by name
+    (the Q and K as projected, and the normed ones under RoPE and QK-norm together).
     """
-    Q, K, V, unrotated = qkv
+    Q, K, V, (earlier, last) = qkv
     n, m = allowed_np.shape
     allowed = lib.asbool(allowed_np)  # [n, m]
     factor = config.scale_value() / config.temperature
@@ -262,9 +296,9 @@ def _attend(lib: ArrayLib, config, qkv, allowed_np, any_fully_masked, plan: _Pla
             require_finite(lib.ops, "the head outputs", head_out)
         if plan.need_head_outputs:
             head_outputs.append(head_out)
-        values = {"Q": q, "K": k, "V": v, "head_outputs": head_out}
-        if unrotated is not None:  # [c, n|m, d_k] each
-            values.update(Q=unrotated[0][chunk], K=unrotated[1][chunk], Q_rot=q, K_rot=k)
+        values = {name: array[chunk] for name, array in earlier.items()}  # [c, n|m, d_k] each
+        values.update({last[0]: q, last[1]: k, "V": v, "head_outputs": head_out})
+        values.update(scores_q=q, scores_k=k)  # what the scores read, whatever its name
         sink.end_chunk(values)
         del outs, head_out
     return sink, head_outputs

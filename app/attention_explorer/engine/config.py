@@ -18,6 +18,12 @@ ScaleRule = Literal["sqrt_dk", "none", "custom"]
 Normalizer = Literal["softmax", "sparsemax", "sigmoid"]
 Positional = Literal["none", "sinusoidal", "learned", "rope"]
 AttentionKind = Literal["self", "cross"]
+#: QK-norm: none; an RMSNorm with weights w ("rms", Qwen3, OLMo 2) or 1 + w ("rms_one_plus",
+#: Gemma 3) on each head's q and k before RoPE.
+QKNorm = Literal["none", "rms", "rms_one_plus"]
+#: What one QK-norm normalises over: each head's d_k ("head": Qwen3, Gemma 3) or every head's
+#: width together ("all": OLMo 2, weights [heads*d_k] and [kv_heads*d_k]).
+QKNormWidth = Literal["head", "all"]
 
 
 #: The default RoPE base.
@@ -92,6 +98,12 @@ OPTIONS = MappingProxyType(
             "rope": "Rotary (RoPE)",
         },
         "attention": {"self": "Self-attention", "cross": "Cross-attention"},
+        "qk_norm": {
+            "none": "None",
+            "rms": "RMSNorm × w (Qwen3, OLMo 2)",
+            "rms_one_plus": "RMSNorm × (1 + w) (Gemma 3)",
+        },
+        "qk_norm_width": {"head": "Each head's d_k", "all": "All heads together (OLMo 2)"},
     }
 )
 #: The Literal alias of each choice setting (a test checks OPTIONS labels each of its values).
@@ -103,6 +115,8 @@ CHOICES = MappingProxyType(
         "normalizer": Normalizer,
         "positional": Positional,
         "attention": AttentionKind,
+        "qk_norm": QKNorm,
+        "qk_norm_width": QKNormWidth,
     }
 )
 
@@ -112,6 +126,8 @@ SCALES: tuple[str, ...] = get_args(ScaleRule)
 NORMALIZERS: tuple[str, ...] = get_args(Normalizer)
 POSITIONALS: tuple[str, ...] = get_args(Positional)
 ATTENTIONS: tuple[str, ...] = get_args(AttentionKind)
+QK_NORMS: tuple[str, ...] = get_args(QKNorm)
+QK_NORM_WIDTHS: tuple[str, ...] = get_args(QKNormWidth)
 
 
 def option_label(setting: str, value: str) -> str:
@@ -166,6 +182,15 @@ class AttentionConfig:
     ``rope`` rotates each head's q and k by position (``rope_theta``; ``rope_scaling``
     ``linear`` or ``llama3`` with ``rope_factor``), in both modes, and adds nothing to X.
     Positions are ``position_offset`` + 0 .. n-1 (RoPE and sinusoidal; keys likewise).
+    ``rotary_fraction`` < 1 rotates only the first ``rotary_dims`` of each head's d_k
+    (GPT-NeoX, Phi), rotate-half on that part; the rest pass through.
+    qk_norm: ``rms`` or ``rms_one_plus`` RMS-normalise each head's q and k (``qk_norm_width``
+    ``head``) or all heads' q and k together (``all``) with ``qk_norm_eps`` and the weights
+    ``inputs.q_norm``/``inputs.k_norm`` (times w, or times 1 + w), after the projections and
+    before RoPE.
+    softcap: a number c caps the scaled scores at ±c, ``c · tanh(scaled / c)`` (Gemma 2),
+    before the mask; None: off. window: with a number W, query i sees only keys j with
+    i − j < W (a sliding-window layer, on top of the mask).
     scale: ``sqrt_dk`` multiplies scores by 1/sqrt(d_k); ``none`` by 1; ``custom`` by
     ``scale_factor``. The scaled stage is then divided by ``temperature``.
     """
@@ -191,6 +216,12 @@ class AttentionConfig:
     use_output_projection: bool = True
     rope_scaling: str = "default"
     rope_factor: float = 1.0
+    qk_norm: QKNorm = "none"
+    qk_norm_width: QKNormWidth = "head"
+    qk_norm_eps: float = 1e-6
+    softcap: float | None = None
+    rotary_fraction: float = 1.0
+    window: int | None = None
 
     # -- derived sizes ---------------------------------------------------------------------
     @property
@@ -278,6 +309,7 @@ class AttentionConfig:
         _positive_finite("scale_factor", self.scale_factor, "")
         _positive_finite("temperature", self.temperature, ", e.g. 1.0")
         self._validate_positional()
+        self._validate_variants()
         if self.mask == "custom" and self.custom_mask is None:
             raise AttentionInputError("custom_mask", "a custom mask needs a boolean matrix")
         if n_queries is not None and n_keys is not None:
@@ -341,11 +373,60 @@ class AttentionConfig:
                 "positional", f"sinusoidal encoding needs an even d_model, got {self.d_model}"
             )
 
+    @property
+    def rotary_dims(self) -> int:
+        """How many of each head's d_k dimensions RoPE turns: the first
+        ``int(d_k × rotary_fraction)`` (all of them by default), as transformers counts them."""
+        return int(self.head_dim * self.rotary_fraction)
+
+    @property
+    def qk_normed(self) -> bool:
+        """True when each head's q and k are RMS-normalised before RoPE (QK-norm)."""
+        return self.qk_norm != "none"
+
+    def qk_norm_shape(self, which: str) -> tuple[int]:
+        """The shape of ``inputs.q_norm`` (``which`` "q") or ``inputs.k_norm`` ("k"): [d_k]
+        per head, [heads*d_k] or [kv_heads*d_k] over all heads."""
+        if self.qk_norm_width == "head":
+            return (self.head_dim,)
+        return ((self.heads if which == "q" else self.n_kv_heads) * self.head_dim,)
+
+    def _validate_variants(self) -> None:
+        """QK-norm's choices and epsilon, the soft cap, the rotary fraction and the window."""
+        _choice("qk_norm", self.qk_norm, QK_NORMS)
+        _choice("qk_norm_width", self.qk_norm_width, QK_NORM_WIDTHS)
+        eps = self.qk_norm_eps
+        if isinstance(eps, bool) or not isinstance(eps, (int, float)):
+            raise AttentionInputError("qk_norm_eps", f"{eps!r} must be a number, e.g. 1e-6")
+        _positive_finite("qk_norm_eps", eps, ", e.g. 1e-6")
+        cap = self.softcap
+        if cap is not None:
+            if isinstance(cap, bool) or not isinstance(cap, (int, float)):
+                raise AttentionInputError("softcap", f"{cap!r} must be a number, e.g. 50, or off")
+            _positive_finite("softcap", cap, ", e.g. 50 (or off)")
+        fraction = self.rotary_fraction
+        if isinstance(fraction, bool) or not isinstance(fraction, (int, float)):
+            raise AttentionInputError("rotary_fraction", f"{fraction!r} must be a number")
+        if not (math.isfinite(fraction) and 0 < fraction <= 1):
+            raise AttentionInputError(
+                "rotary_fraction", f"{fraction!r} must be above 0 and at most 1, e.g. 0.25"
+            )
+        if self.window is not None:
+            _positive_int("window", self.window)
+
     def _validate_rope(self) -> None:
-        """RoPE turns pairs of dimensions: an even d_k, a base above 1, a known scaling."""
-        if self.head_dim % 2:
+        """RoPE turns pairs of dimensions: an even d_k (an even number of turned dimensions,
+        at least 2, under a rotary fraction), a base above 1, a known scaling."""
+        if self.rotary_fraction == 1 and self.head_dim % 2:
             raise AttentionInputError(
                 "d_k", f"RoPE turns pairs of dimensions, so d_k must be even, not {self.head_dim}"
+            )
+        dims = self.rotary_dims
+        if self.rotary_fraction != 1 and (dims < 2 or dims % 2):
+            raise AttentionInputError(
+                "rotary_fraction",
+                f"rotary fraction {self.rotary_fraction:g} of d_k {self.head_dim} turns {dims} "
+                "dimensions; RoPE turns pairs, so it must be an even number of at least 2",
             )
         theta = self.rope_theta
         if isinstance(theta, bool) or not isinstance(theta, (int, float)):

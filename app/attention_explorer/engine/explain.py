@@ -22,6 +22,11 @@ from attention_explorer.engine.explain_parts import (
     rotary_steps,
 )
 from attention_explorer.engine.trace import Trace
+from attention_explorer.engine.variants.explain_steps import (
+    qk_norm_steps,
+    scored_stage,
+    softcap_steps,
+)
 
 #: Long rows are shown with this many terms, then "... and N more".
 DEFAULT_MAX_TERMS = 8
@@ -110,9 +115,9 @@ def _qkv_steps(name):
 
 
 def _scores_steps(trace: Trace, head, i, j, limit):
-    rotated = trace.has("Q_rot") and trace.has("K_rot")  # RoPE: the scores read q′ and k′
-    q = trace.stage("Q_rot" if rotated else "Q", head)[i]
-    k = trace.stage("K_rot" if rotated else "K", head)[j]
+    # RoPE: the scores read q′ and k′; QK-norm: the normed q and k
+    q = trace.stage(scored_stage(trace, "Q"), head)[i]
+    k = trace.stage(scored_stage(trace, "K"), head)[j]
     score = trace.stage("scores", head)[i, j]
     return [
         dot_step(
@@ -158,12 +163,22 @@ def _scaled_steps(trace: Trace, head, i, j, limit):
     return steps
 
 
+_capped_steps = softcap_steps(_scaled_steps)
+
+
 def mask_reason(trace: Trace, i: int, j: int) -> MaskReason:
     """Why the mask of ``trace`` lets query ``i`` see key ``j``, or hides it."""
     allowed = bool(trace["mask"][i, j]) if trace.has("mask") else True
     kind = "allowed" if allowed else trace.config.mask
-    if kind not in ("allowed", "causal", "padding"):
+    window = trace.config.window
+    if kind == "causal" and j > i:
+        pass
+    elif not allowed and window is not None and i - j >= window:
+        kind = "window"
+    if kind not in ("allowed", "causal", "padding", "window"):
         kind = "custom"
+    if kind == "window":
+        return MaskReason(kind, i, j, trace.tokens[i], trace.kv_tokens[j], window)
     return MaskReason(kind, i, j, trace.tokens[i], trace.kv_tokens[j])
 
 
@@ -173,7 +188,10 @@ def _mask_steps(trace: Trace, head, i, j, limit):
 
 
 def _masked_steps(trace: Trace, head, i, j, limit):
-    steps = _scaled_steps(trace, head, i, j, limit) if trace.has("scaled") else []
+    if trace.has("capped"):  # a soft cap comes between the scaled scores and the mask
+        steps = _capped_steps(trace, head, i, j, limit)
+    else:
+        steps = _scaled_steps(trace, head, i, j, limit) if trace.has("scaled") else []
     value = trace.stage("masked", head)[i, j]
     reason = mask_reason(trace, i, j)
     steps.append(
@@ -304,6 +322,8 @@ _BUILDERS = {
     "typed": _typed_steps,
     "projection": _qkv_steps,
     "rotary": rotary_steps,
+    "qk_norm": qk_norm_steps,
+    "softcap": lambda name: _capped_steps,
     "scores": _same(_scores_steps),
     "scaled": _same(_scaled_steps),
     "mask": _same(_mask_steps),

@@ -19,7 +19,8 @@ class MaskReason:
     """Why query ``query`` may or may not look at key ``key``, as data, not words.
 
     ``kind``: "allowed", "causal" (the key comes after the query), "padding" (the key is
-    padding) or "custom" (the custom mask hides it). Labels are the tokens as the views
+    padding), "window" (the key is ``window`` or more positions back: a sliding-window
+    layer) or "custom" (the custom mask hides it). Labels are the tokens as the views
     show them.
     """
 
@@ -28,6 +29,7 @@ class MaskReason:
     key: int
     query_label: str
     key_label: str
+    window: int | None = None  #: the sliding window, for kind "window"
 
     @property
     def blocked(self) -> bool:
@@ -41,6 +43,8 @@ class MaskReason:
             "allowed": f"query {q} may attend to key {k}",
             "causal": f"causal mask: key {k} comes after query {q}",
             "padding": f"key {k} is padding",
+            "window": f"sliding window {self.window}: key {k} is {self.query - self.key} "
+            f"positions before query {q}, {self.window} or more",
             "custom": f"the custom mask hides key {k} from query {q}",
         }[self.kind]
 
@@ -153,25 +157,36 @@ def dot_step(title, lhs, rhs, result, limit):
 
 def rotary_steps(name: str):
     """The builder of a rotated stage (``Q_rot``, ``K_rot``): cell (i, j) is one half of the
-    pair (p, p + d_k/2) that RoPE turns by angle = position × frequency of the pair."""
-    source = name.removesuffix("_rot")
+    pair (p, p + r/2) that RoPE turns by angle = position × frequency of the pair, r the
+    turned dimensions (d_k, or its first part under a rotary fraction: the rest pass)."""
 
     def build(trace, head, i, j, limit):
         config = trace.config
-        d_k = config.head_dim
-        half = d_k // 2
+        stem = name.removesuffix("_rot")
+        source = f"{stem}_normed" if trace.has(f"{stem}_normed") else stem
+        d_k, r = config.head_dim, config.rotary_dims
+        x = trace.stage(source, head)[i]  # [d_k], before rotation
+        label = trace.row_labels(name)[i]
+        if j >= r:  # past the turned part: copied as it is
+            return [
+                Step(
+                    f"dimension {j} does not turn: RoPE turns only dimensions 0–{r - 1} of "
+                    f"{d_k} (rotary fraction {config.rotary_fraction:g})",
+                    [(f"{source}[{j}]", float(x[j]))],
+                    float(trace.stage(name, head)[i, j]),
+                )
+            ]
+        half = r // 2
         pair = j % half
         lo, hi = pair, pair + half
-        x = trace.stage(source, head)[i]  # [d_k], before rotation
-        frequencies = inverse_frequencies(d_k, config.rope_theta, config.rope_scaling_record())
-        freq = float(frequencies[pair])  # of this pair, [d_k/2] in all
+        frequencies = inverse_frequencies(r, config.rope_theta, config.rope_scaling_record())
+        freq = float(frequencies[pair])  # of this pair, [r/2] in all
         position = config.position_offset + i
         angle = position * freq
         cos, sin = float(np.cos(angle)), float(np.sin(angle))
-        label = trace.row_labels(name)[i]
         turn = Step(
             f"angle = position {position} × frequency {format_number(freq, 6)} of pair "
-            f"({lo}, {hi}) (θ = {config.rope_theta:g}^(−{2 * pair}/{d_k}))",
+            f"({lo}, {hi}) (θ = {config.rope_theta:g}^(−{2 * pair}/{r}))",
             [("position", float(position)), ("frequency", freq)],
             angle,
             formula="angle = position × frequency",

@@ -87,14 +87,28 @@ def projected_heads(lib: ArrayLib, config, inputs, n: int, m: int, plan, kept: d
     return Q, K, V
 
 
+def rope_frequencies(config):
+    """The ``[r/2]`` inverse frequencies of the ``r = config.rotary_dims`` turned dimensions
+    (all of d_k unless a rotary fraction turns only the first ones)."""
+    return inverse_frequencies(config.rotary_dims, config.rope_theta, config.rope_scaling_record())
+
+
 def rotated_heads(lib: ArrayLib, config, Q, K):
     """RoPE: ``Q [s, n, d_k]`` and ``K [s, m, d_k]`` turned by their positions (queries and
-    keys each count from ``config.position_offset``), as arrays of ``lib``."""
+    keys each count from ``config.position_offset``), as arrays of ``lib``. With a rotary
+    fraction only the first ``r = config.rotary_dims`` dimensions turn (rotate-half on that
+    part, as GPT-NeoX and Phi do); the others pass through."""
     n, m = int(Q.shape[1]), int(K.shape[1])
-    inv_freq = inverse_frequencies(
-        config.head_dim, config.rope_theta, config.rope_scaling_record()
-    )  # [d_k/2]
+    inv_freq = rope_frequencies(config)  # [r/2]
     where = tables.positions(max(n, m), config.position_offset)  # [max(n, m)]
-    cos, sin = lib.ops.rotation_tables(where, inv_freq, like=Q)  # [max(n, m), d_k] each
+    cos, sin = lib.ops.rotation_tables(where, inv_freq, like=Q)  # [max(n, m), r] each
     rotate = lib.ops.rotate
-    return rotate(Q, cos[:n], sin[:n]), rotate(K, cos[:m], sin[:m])
+    r = config.rotary_dims
+    if r == config.head_dim:
+        return rotate(Q, cos[:n], sin[:n]), rotate(K, cos[:m], sin[:m])
+
+    def part(x, rows):  # [s, rows, d_k]: the first r turned, the rest as they were
+        turned = rotate(x[..., :r], cos[:rows], sin[:rows])  # [s, rows, r]
+        return lib.xp.concat([turned, x[..., r:]], axis=-1)  # [s, rows, d_k]
+
+    return part(Q, n), part(K, m)

@@ -13,8 +13,12 @@ from attention_explorer.engine.engine_errors import AttentionInputError
 #: Inputs beyond this magnitude are refused: 1e30 still gives finite scores in float64.
 MAX_ABS_INPUT = 1e30
 
-PROJECTION_NAMES = ("X", "X_kv", "W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O")
-DIRECT_NAMES = ("Q", "K", "V", "W_O", "b_O")
+#: QK-norm's weights, used in both modes when ``config.qk_norm`` is on.
+QK_NORM_NAMES = ("q_norm", "k_norm")
+PROJECTION_NAMES = (
+    "X", "X_kv", "W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O", *QK_NORM_NAMES
+)  # fmt: skip
+DIRECT_NAMES = ("Q", "K", "V", "W_O", "b_O", *QK_NORM_NAMES)
 
 
 @dataclass(frozen=True, eq=False)
@@ -28,6 +32,10 @@ class AttentionInputs:
 
     direct: ``Q [h, n, d_k]``, ``K [kv, m, d_k]``, ``V [kv, m, d_v]``, optional
     ``W_O [h*d_v, d_out]`` and ``b_O [d_out]``.
+
+    Both modes, with QK-norm on: ``q_norm`` and ``k_norm``, the norms' weights ``[d_k]``
+    (per head) or ``[h*d_k]`` and ``[kv*d_k]`` (over all heads); kept but unused while
+    QK-norm is off.
     """
 
     X: np.ndarray | None = None
@@ -43,6 +51,8 @@ class AttentionInputs:
     Q: np.ndarray | None = None
     K: np.ndarray | None = None
     V: np.ndarray | None = None
+    q_norm: np.ndarray | None = None
+    k_norm: np.ndarray | None = None
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, AttentionInputs):
@@ -193,5 +203,24 @@ def validate_inputs(
         _check("W_O", W_O, (h * dv, width), f"heads*d_v x d_out, {h} heads of {dv}")
         if inputs.b_O is not None:
             _check("b_O", inputs.b_O, (width,), f"one bias per output column, {width}")
+    _check_qk_norm(config, inputs)
     config._validate_mask_shape(n, m)  # the rest of config.validate() ran above
     return n, m
+
+
+def _check_qk_norm(config: AttentionConfig, inputs: AttentionInputs) -> None:
+    """With QK-norm on, ``q_norm`` and ``k_norm`` of the config's shape; off, any given ones
+    are kept (turning QK-norm back on uses them) but must still be 1-D."""
+    for name, which in (("q_norm", "q"), ("k_norm", "k")):
+        array = getattr(inputs, name)
+        shape = config.qk_norm_shape(which)
+        heads = "heads" if which == "q" else "kv_heads"
+        what = (
+            f"one weight per dimension of a head, d_k {config.head_dim}"
+            if config.qk_norm_width == "head"
+            else f"one weight per dimension of all {heads}, {heads}*d_k"
+        )
+        if config.qk_normed:
+            _check(name, array, shape, what)
+        elif array is not None and array.ndim != 1:
+            raise AttentionInputError(f"inputs.{name}", "expected one list of weights")

@@ -173,6 +173,8 @@ class SquarePreviews:
         self, names, heads: int, n: int, m: int, limit: int, factor: float, allowed=None, cache=None
     ):
         self.factor = float(factor)
+        #: a soft cap comes between the scaled and the masked scores (set by the sink)
+        self.capped = False
         #: each display block's share of allowed cells ``[R, C]``, made once per mask (per cache)
         share = None if allowed is None else preview_of(allowed, "mean", limit, cache)
         self.share = None if share is None else share.image[0]
@@ -211,10 +213,15 @@ class SquarePreviews:
             else:
                 images, masked_lists = self.builders["scaled"].shrink(values["scaled"])
                 done["scaled"] = (images, masked_lists, *finite_range(values["scaled"]))
+        if values.get("capped") is not None and "capped" in self.builders:  # a soft cap
+            images, masked_lists = self.builders["capped"].shrink(values["capped"])
+            done["capped"] = (images, masked_lists, *finite_range(values["capped"]))
+        # the masked scores are the stage before the mask (capped, else scaled) where allowed
+        before = "capped" if self.capped else "scaled"
         whole = allowed.shape[0] % fr == 0 and allowed.shape[1] % fc == 0  # [rows, m]
-        if "masked" in self.builders and whole and "scaled" in values:
-            scaled_images = done["scaled"][0] if "scaled" in done else None
-            done["masked"] = self._masked(r0, values["scaled"], allowed, scaled_images)
+        if "masked" in self.builders and whole and values.get(before) is not None:
+            images = done[before][0] if before in done else None
+            done["masked"] = self._masked(r0, values[before], allowed, images)
         for name, builder in self.builders.items():
             if name in done:
                 builder.store(r0, first_head, *done[name])

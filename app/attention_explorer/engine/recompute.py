@@ -92,8 +92,10 @@ class RowSource:
                     False,
                     buffers,
                 )
-                for name in SQUARE_STAGES:  # [rows, m] each
-                    out[name][start - r0 : stop - r0] = self.lib.to_numpy(values[name])[0]
+                for name in SQUARE_STAGES:  # [rows, m] each (a stage this config lacks: 0)
+                    value = values[name]
+                    part = 0.0 if value is None else self.lib.to_numpy(value)[0]
+                    out[name][start - r0 : stop - r0] = part
         return out
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from attention_explorer.engine.engine_errors import require_finite
+from attention_explorer.engine.variants.softcap import soft_cap
 
 #: Per chunk of heads, at most this many score elements are alive at once (~64 MiB float32);
 #: the size budget (:mod:`.budget`) counts two float64 temporaries of a chunk.
@@ -82,9 +83,10 @@ def attend_rows(
     """One block of query rows of one chunk of heads: ``q [c, r, d_k]``, ``allowed [r, m]``.
 
     ``keep`` names the square stages kept. Returns the block's ``scores``, ``scaled``,
-    ``masked``, ``weights`` (``[c, r, m]``; ``scores`` None when not kept, the others may be
-    views of ``buffers``) and ``head_outputs`` (``[c, r, d_v]``, None when not needed). With
-    ``buffers`` (numpy) each step writes into its reused scratch array (``out=``).
+    ``capped`` (with a soft cap; else None), ``masked``, ``weights`` (``[c, r, m]``;
+    ``scores`` None when not kept, the others may be views of ``buffers``) and
+    ``head_outputs`` (``[c, r, d_v]``, None when not needed). With ``buffers`` (numpy) each
+    step writes into its reused scratch array (``out=``).
     """
     ops = lib.ops
     c, r = q.shape[0], q.shape[1]
@@ -99,10 +101,16 @@ def attend_rows(
         scores, scaled = None, ops.scaled_score(q, k, factor, out=buffer("scaled"))
     if check_each:
         require_finite(ops, "the scaled scores", scaled)
-    if "scaled" not in keep:  # block keys in place: no new [c, r, m] array
-        masked = ops.mask_scores(scaled, blocked=~allowed)  # [c, r, m]
-    else:  # (scaled is finite here, else check_each raised: what out= asks for)
-        masked = ops.mask_scores(scaled, allowed, out=buffer("masked"))  # [c, r, m]
+    capped, before_mask, kept_name = None, scaled, "scaled"
+    if config.softcap is not None:  # cap · tanh(scaled / cap), in place when scaled is not kept
+        target = buffer("capped") if "scaled" in keep else scaled
+        capped = before_mask = soft_cap(lib, scaled, config.softcap, out=target)  # [c, r, m]
+        kept_name = "capped"
+    if kept_name not in keep:  # block keys in place: no new [c, r, m] array
+        masked = ops.mask_scores(before_mask, blocked=~allowed)  # [c, r, m]
+        capped = None  # (it was masked in place: not the capped scores any more)
+    else:  # (finite here, else check_each raised: what out= asks for)
+        masked = ops.mask_scores(before_mask, allowed, out=buffer("masked"))  # [c, r, m]
     weights = ops.normalize(
         config.normalizer, masked, empty_rows=any_fully_masked, out=buffer("weights")
     )  # [c, r, m]
@@ -114,6 +122,7 @@ def attend_rows(
     return {
         "scores": scores,
         "scaled": scaled,
+        "capped": capped,
         "masked": masked,
         "weights": weights,
         "head_outputs": head_out,

@@ -168,6 +168,7 @@ class PreviewSink(_Sink):
         self.previewer = SquarePreviews(
             self.square, len(self.selected), n, m, limit, self.factor, allowed_np, cache
         )
+        self.previewer.capped = config.softcap is not None
         self.q: list = []  # the selected heads' q [c', n, d_k], chunk by chunk
         self.k: list = []  # ... and k [c', m, d_k]
 
@@ -189,10 +190,9 @@ class PreviewSink(_Sink):
 
     def end_chunk(self, values: dict) -> None:
         """Keep the chunk's per-head stages, and its selected heads' q and k."""
-        if self.rows:
-            rotated = values.get("Q_rot") is not None  # RoPE: rows read the rotated q, k
-            self.q.append(values["Q_rot" if rotated else "Q"][self.pick])  # [c', n, d_k]
-            self.k.append(values["K_rot" if rotated else "K"][self.pick])  # [c', m, d_k]
+        if self.rows:  # rows read the q and k the scores read (rotated, normed or as made)
+            self.q.append(values["scores_q"][self.pick])  # [c', n, d_k]
+            self.k.append(values["scores_k"][self.pick])  # [c', m, d_k]
         super().end_chunk(values)
 
     def finish(self, kept: dict, previews: dict) -> None:

@@ -18,11 +18,13 @@ Llama 3.1 values) it falls back to direct mode with the rotated ``Q [heads, n, d
 ``K [kv_heads, n, d_k]``, ``V`` and the model's ``W_O``, and :func:`rotary_note` says why.
 
 A layer with QK-norm (Qwen3: an RMSNorm with its own weights on each head's q and k before
-RoPE) always opens in direct mode with the normed and rotated Q and K: QK-norm is not a stage
-of the engine yet, and a projection session without it would compute other weights.
+RoPE; Gemma 3's times 1 + w; OLMo 2's over every head together) opens in projection mode too,
+with the engine's QK-norm stage and the layer's ``q_norm``/``k_norm`` weights as the session's
+(editable); a score soft cap (Gemma 2) becomes the session's ``softcap``.
 
 The sliding window, as transformers applies it: query i sees key j when ``j <= i`` and
-``i - j < window`` (a key ``window`` or more positions back is hidden).
+``i - j < window`` (a key ``window`` or more positions back is hidden): the session's causal
+mask with its ``window`` (each layer's own, for models with local and global layers).
 """
 
 from __future__ import annotations
@@ -133,14 +135,29 @@ def engine_rope(w) -> tuple[dict | None, str]:
     return settings, ""
 
 
+def qk_norm_settings(w) -> tuple[dict | None, str]:
+    """The engine settings of ``w``'s QK-norm (``qk_norm``, ``qk_norm_width``,
+    ``qk_norm_eps``), {} without one; or (None, why the engine cannot express it)."""
+    arch = w.arch
+    if not arch.qk_norm:
+        return {}, ""
+    offset = float(getattr(arch, "norm_offset", 0.0))
+    styles = {0.0: "rms", 1.0: "rms_one_plus"}
+    if offset not in styles:
+        return None, f"its QK-norm multiplies by {offset:g} + w, which the engine cannot express"
+    return {
+        "qk_norm": styles[offset],
+        "qk_norm_width": getattr(arch, "qk_norm_over", "head"),
+        "qk_norm_eps": float(w.eps),
+    }, ""
+
+
 def direct_reason(w) -> str:
     """Why a layer of ``w`` opens in direct mode (see the module docstring), or "" when the
-    engine's projection mode with its RoPE reproduces it."""
-    if w.arch.qk_norm:
-        return (
-            "QK-norm is not a stage of the engine yet (each head's q and k are RMS-normed with "
-            "the layer's q_norm and k_norm weights before RoPE)"
-        )
+    engine's projection mode (its RoPE, QK-norm, soft cap and window) reproduces it."""
+    settings, why = qk_norm_settings(w)
+    if settings is None:
+        return why
     if w.rope is None:
         return ""
     settings, why = engine_rope(w)
@@ -175,18 +192,33 @@ def rotate(x: np.ndarray, inv_freq: np.ndarray) -> np.ndarray:
     return ops.rotate(x, cos, sin)  # [heads, n, d_k]
 
 
-def _mask(w, n: int) -> dict:
-    """The layer's mask settings: causal, or the sliding window as a custom mask."""
-    blocked = ops.blocked_keys(n, w.causal, w.window)  # [n, n] or None
-    if w.window is not None and blocked is not None:
-        return {"mask": "custom", "custom_mask": tuple(map(tuple, (~blocked).tolist()))}
-    return {"mask": "causal" if w.causal else "none"}
+def _layer_window(w, layer: int) -> int | None:
+    """Layer ``layer``'s sliding window (a model with local and global layers), else the
+    model's."""
+    window_of = getattr(w, "window_of", None)
+    return window_of(layer) if window_of is not None else w.window
+
+
+def _mask(w, layer: int) -> dict:
+    """The layer's mask settings: causal (or none), with its sliding window when it has one
+    (the engine's ``window``: query i sees key j when ``i - j < window``)."""
+    return {"mask": "causal" if w.causal else "none", "window": _layer_window(w, layer)}
+
+
+def _fraction(w, rope: dict) -> dict:
+    """The engine's ``rotary_fraction`` for a model whose RoPE turns only the first part of
+    each head (partial rotary), {} when whole heads turn."""
+    plan = getattr(w, "rotary", None)
+    dims = getattr(plan, "rotary_dim", w.d_k)
+    return {} if dims == w.d_k else {"rotary_fraction": dims / w.d_k}
 
 
 def rotary_parts(w, layer: int, x: np.ndarray, scale: tuple[str, float]):
-    """The engine's (config, inputs) for rotary layer ``layer`` on ``x [n, d]``: projection
-    mode with the engine's RoPE when it reproduces the model's, else direct mode with the
-    rotated q and k (see the module docstring). ``scale`` is (scale, scale_factor)."""
+    """The engine's (config, inputs) for rotary or QK-norm layer ``layer`` on ``x [n, d]``:
+    projection mode with the engine's RoPE, QK-norm (the layer's q_norm and k_norm weights as
+    the session's), soft cap and window when they reproduce the model's, else direct mode with
+    the normed and rotated q and k (see the module docstring). ``scale`` is (scale,
+    scale_factor)."""
     lw = w.layers[layer]
     shared = {
         "heads": w.heads,
@@ -195,13 +227,21 @@ def rotary_parts(w, layer: int, x: np.ndarray, scale: tuple[str, float]):
         "kv_heads": w.kv_heads if w.kv_heads != w.heads else None,
         "scale": scale[0],
         "scale_factor": scale[1],
-        **_mask(w, x.shape[0]),
+        "softcap": getattr(w, "score_cap", None),
+        **_mask(w, layer),
     }
     if not direct_reason(w):
-        rope, _ = engine_rope(w)
+        rope = {}
+        if w.rope is not None:
+            rope, _ = engine_rope(w)
+            rope = {**rope, **_fraction(w, rope)}
+        norm, _ = qk_norm_settings(w)
         d_v = lw.W_V.shape[1] // w.kv_heads
-        config = AttentionConfig(mode="projection", d_v=d_v, **shared, **rope)
-        return config, lw.projection_inputs(x)
+        config = AttentionConfig(mode="projection", d_v=d_v, **shared, **rope, **norm)
+        inputs = lw.projection_inputs(x)
+        if norm:
+            inputs = inputs.with_changes(q_norm=lw.q_norm, k_norm=lw.k_norm)
+        return config, inputs
     q = ops.split_heads(ops.linear(x, lw.W_Q, lw.b_Q), w.heads)  # [h, n, d_k]
     k = ops.split_heads(ops.linear(x, lw.W_K, lw.b_K), w.kv_heads)  # [kv, n, d_k]
     v = ops.split_heads(ops.linear(x, lw.W_V, lw.b_V), w.kv_heads)  # [kv, n, d_v]

@@ -34,7 +34,12 @@ import numpy as np
 
 from attention_explorer.engine import AttentionConfig, AttentionInputError, AttentionInputs
 from attention_explorer.engine.budget import check_budget
-from attention_explorer.engine.inputs import resolve_config, validate_inputs
+from attention_explorer.engine.inputs import (
+    DIRECT_NAMES,
+    PROJECTION_NAMES,
+    resolve_config,
+    validate_inputs,
+)
 from attention_explorer.session.document import SessionData
 from attention_explorer.session.file_forms import extra_arrays, file_dict
 from attention_explorer.session.matrices import decode_matrix
@@ -136,8 +141,11 @@ def _config_values(fields: ConfigFields, mode: str, arrays: dict) -> dict[str, A
         values["padded_keys"] = tuple(values["padded_keys"])
     if values.get("custom_mask") is not None:
         values["custom_mask"] = tuple(tuple(row) for row in values["custom_mask"])
-    for key in ("scale_factor", "temperature", "rope_theta", "rope_factor"):
+    for key in ("scale_factor", "temperature", "rope_theta", "rope_factor", "qk_norm_eps"):
         if key in values:
+            values[key] = float(values[key])
+    for key in ("softcap", "rotary_fraction"):
+        if values.get(key) is not None:
             values[key] = float(values[key])
     if mode == "projection":
         _infer_projection_sizes(values, arrays)
@@ -175,11 +183,7 @@ def _build(file: SessionFile) -> SessionData:
     mode = file.inputs.mode
     raw_inputs = [k for k in field_names(type(file.inputs)) if k != "mode"]
     raw_inputs = [k for k in raw_inputs if getattr(file.inputs, k) is not msgspec.UNSET]
-    allowed = (
-        ("Q", "K", "V", "W_O", "b_O")
-        if mode == "direct"
-        else ("X", "X_kv", "W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O")
-    )
+    allowed = DIRECT_NAMES if mode == "direct" else PROJECTION_NAMES
     arrays = {}
     for key in raw_inputs:
         if key not in allowed:

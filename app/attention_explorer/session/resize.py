@@ -20,6 +20,7 @@ import math
 import numpy as np
 
 from attention_explorer.engine import AttentionInputError
+from attention_explorer.engine.variants.norm_weights import refit_norm_weights
 from attention_explorer.session.compute_session import compute_session
 from attention_explorer.session.cut_memory import MEMORY
 from attention_explorer.session.document import SessionData
@@ -209,6 +210,7 @@ def _refit(data: SessionData, new) -> SessionData:
         }
         if inputs.W_O is not None:
             changes["W_O"] = fit_head_rows(inputs.W_O, h, dv, inputs.W_O.shape[1], old_h)
+        changes.update(refit_norm_weights(inputs, data.config, new))
         return data.with_changes(config=new, inputs=inputs.with_changes(**changes))
     dm, xavier = new.d_model, _xavier(new)
     changes = {
@@ -221,6 +223,7 @@ def _refit(data: SessionData, new) -> SessionData:
         "b_K": fit_head_columns(inputs.b_K, 1, kv, dk, old_kv),
         "b_V": fit_head_columns(inputs.b_V, 1, kv, dv, old_kv),
         "b_O": None if inputs.b_O is None else fit(inputs.b_O, (dm,)),
+        **refit_norm_weights(inputs, data.config, new),
     }
     if new.attention == "cross":
         changes["X_kv"] = fit(inputs.X_kv, (len(data.kv_tokens), dm))
@@ -365,6 +368,8 @@ def set_mode(data: SessionData, mode: str) -> SessionData:
             V=trace["V"][kv_rows],
             W_O=data.inputs.W_O,
             b_O=data.inputs.b_O,
+            q_norm=data.inputs.q_norm,  # QK-norm applies to typed q and k alike
+            k_norm=data.inputs.k_norm,
         )
         positional = config.positional if _direct_accepts(config) else "none"
         new = config.with_changes(
@@ -382,6 +387,8 @@ def set_mode(data: SessionData, mode: str) -> SessionData:
         W_V=fit(None, (dm, kv * config.value_dim), seed=4, empty_scale=xavier),
         W_O=fit(data.inputs.W_O, (h * config.value_dim, dm), seed=5, empty_scale=xavier),
         X_kv=fit(None, (m, dm), seed=6) if config.attention == "cross" else None,
+        q_norm=data.inputs.q_norm,
+        k_norm=data.inputs.k_norm,
     )
     d_v = None if config.value_dim == dk else config.value_dim
     new = config.with_changes(mode="projection", d_model=dm, d_k=None, d_v=d_v)  # d_k derived

@@ -25,6 +25,8 @@ from attention_explorer.engine.config import (
     Mode,
     Normalizer,
     Positional,
+    QKNorm,
+    QKNormWidth,
     ScaleRule,
 )
 
@@ -96,6 +98,22 @@ class ConfigFields(_Strict):
     rope_scaling: Literal["default", "linear", "llama3"] | UnsetType = UNSET
     rope_factor: Positive | UnsetType = UNSET
     position_offset: Annotated[int, Meta(ge=0, le=10**7)] | UnsetType = UNSET
+    qk_norm: QKNorm | UnsetType = UNSET
+    qk_norm_width: QKNormWidth | UnsetType = UNSET
+    qk_norm_eps: Annotated[float, Meta(gt=0, description="QK-norm's epsilon")] | UnsetType = UNSET
+    softcap: (
+        Annotated[float, Meta(gt=0, description="cap of cap·tanh(scaled/cap); null: off")]
+        | None
+        | UnsetType
+    ) = UNSET
+    rotary_fraction: (
+        Annotated[float, Meta(gt=0, le=1, description="share of d_k that RoPE turns")] | UnsetType
+    ) = UNSET
+    window: (
+        Annotated[int, Meta(ge=1, le=MAX_TOKENS, description="sliding window (keys back)")]
+        | None
+        | UnsetType
+    ) = UNSET
 
 
 class InputFields(_Strict):
@@ -115,6 +133,8 @@ class InputFields(_Strict):
     b_K: Vector = UNSET
     b_V: Vector = UNSET
     b_O: Vector = UNSET
+    q_norm: Vector = UNSET
+    k_norm: Vector = UNSET
 
 
 class Note(_Strict):
@@ -163,7 +183,10 @@ class Experiment(_Strict):
     try_: ConfigFields | UnsetType = msgspec.field(default=UNSET, name="try")
 
 
-ARRAY_NAMES = ("Q", "K", "V", "X", "X_kv", "W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O")
+ARRAY_NAMES = (
+    "Q", "K", "V", "X", "X_kv", "W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O",
+    "q_norm", "k_norm",
+)  # fmt: skip
 ArrayName = Literal[ARRAY_NAMES]
 Dimension = Annotated[int, Meta(ge=1, le=10**7)]
 CellIndex = Annotated[int, Meta(ge=0, le=10**7)]
@@ -215,7 +238,9 @@ class ModelReference(_Strict):
         default_factory=list
     )
     arrays: BinaryInputs = msgspec.field(default_factory=BinaryInputs)
-    removed: Annotated[list[ArrayName], Meta(max_length=13)] = msgspec.field(default_factory=list)
+    removed: Annotated[list[ArrayName], Meta(max_length=len(ARRAY_NAMES))] = msgspec.field(
+        default_factory=list
+    )
 
 
 class Header(Struct):
