@@ -8,11 +8,17 @@ out the step's views alone until the next step ("Show every view" brings the res
 Works from outside the stage panel, through its public API: ``bring_into_view`` (which opens
 the inputs group for an input stage), ``gather``, ``lines_needed``, ``view``,
 ``shown_stages`` and ``scroll_area``.
+
+:class:`OperandMarks` frames, with a dashed line beside the selection's solid one, the cells a
+step reads: at the weighted sum the whole weight row of the query and the column of V that
+output number uses, at the mask step the cells its narration refers to.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPoint, QPointF, QRect
+import pyqtgraph as pg
+from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, Qt
+from PySide6.QtWidgets import QGraphicsRectItem
 
 from attention_explorer.core.stages import panel_stages
 
@@ -100,3 +106,85 @@ def reveal(panel, wanted, order=()) -> tuple[str, ...]:
     highest = box.top() + box.height() + MARGIN - scroll.viewport().height()
     bar.setValue(max(min(bar.value(), lowest), min(highest, lowest)))
     return tuple(shown)
+
+
+#: The dashed frame of a step's operands, drawn twice (dark under light) to show on any colour.
+OPERAND_PENS = (
+    pg.mkPen("#000000", width=4),
+    pg.mkPen("#ff9f1c", width=2, style=Qt.PenStyle.DashLine),
+)
+
+
+def marked_cells(step) -> tuple[tuple[str, tuple], ...]:
+    """``(stage, cells)`` a step reads and frames beside the selected cell: the cells of the
+    stages it reads (the weight row and V's column of the weighted sum, q's and k's rows of a
+    score) and its own cells when it has several, e.g. the mask step's hidden
+    keys and the cell its "Elsewhere" refers to."""
+    if step is None or step.stage is None:
+        return ()
+    marks = [(s, cells) for s, cells in step.related if cells and s != step.stage]
+    if len(step.cells) > 1:
+        marks.append((step.stage, step.cells))  # the selection frames the first again
+    return tuple(marks)
+
+
+def cell_rects(cells) -> list[QRectF]:
+    """Rectangles (in cell units: x along the columns, y down the rows) covering ``cells``:
+    one when they fill a rectangle (a row, a column), else one per run of adjacent cells of
+    a row."""
+    cells = sorted(set(cells))
+    if not cells:
+        return []
+    rows = [r for r, _ in cells]
+    cols = [c for _, c in cells]
+    top, left = min(rows), min(cols)
+    height, width = max(rows) - top + 1, max(cols) - left + 1
+    if height * width == len(cells):
+        return [QRectF(left, top, width, height)]
+    rects: list[QRectF] = []
+    for r, c in cells:  # sorted by row, then column
+        last = rects[-1] if rects else None
+        if last is not None and last.top() == r and last.right() == c:
+            last.setWidth(last.width() + 1)
+        else:
+            rects.append(QRectF(c, r, 1, 1))
+    return rects
+
+
+class OperandMarks:
+    """The dashed frames of the current step's operands in the stage views of ``panel``."""
+
+    def __init__(self, panel):
+        self.panel = panel
+        self._items: list[tuple[object, QGraphicsRectItem]] = []
+        self._rects: dict[str, list[QRectF]] = {}
+
+    def show(self, step) -> None:
+        """Frame the operands of ``step`` (and nothing else)."""
+        self.clear()
+        for stage, cells in marked_cells(step):
+            if stage not in self.panel.views():
+                continue
+            plot = self.panel.view(stage).plot
+            rects = cell_rects(cells)
+            self._rects[stage] = rects
+            for rect in rects:
+                for depth, pen in enumerate(OPERAND_PENS):
+                    item = QGraphicsRectItem(rect)
+                    item.setPen(pen)
+                    item.setZValue(18 + depth)  # over the cells, under the selection's frame
+                    plot.addItem(item)
+                    self._items.append((plot, item))
+
+    def clear(self) -> None:
+        """Remove every frame."""
+        for plot, item in self._items:
+            try:
+                plot.removeItem(item)
+            except RuntimeError:  # the view was rebuilt
+                pass
+        self._items, self._rects = [], {}
+
+    def rects(self, stage: str) -> list[QRectF]:
+        """The rectangles framed in the view of ``stage`` now (cell units)."""
+        return list(self._rects.get(stage, ()))

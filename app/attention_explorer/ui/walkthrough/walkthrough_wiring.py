@@ -9,7 +9,12 @@ from dataclasses import dataclass
 from PySide6.QtCore import QTimer
 
 from attention_explorer.ui.pipeline.dot_product_view import DotProductView
-from attention_explorer.ui.walkthrough.walkthrough_reveal import operands, reveal, together
+from attention_explorer.ui.walkthrough.walkthrough_reveal import (
+    OperandMarks,
+    operands,
+    reveal,
+    together,
+)
 from attention_explorer.ui.walkthrough.walkthrough_sum_view import WeightedSumView
 
 
@@ -19,6 +24,7 @@ class SideViews:
 
     dot_product: DotProductView
     weighted_sum: WeightedSumView
+    marks: OperandMarks
 
 
 def connect_walkthrough(window) -> SideViews:
@@ -45,7 +51,10 @@ def connect_walkthrough(window) -> SideViews:
         if step is not None:
             reveal(window.stages, operands(step), together(step))
 
+    marks = OperandMarks(window.stages)
+
     def on_step(step) -> None:
+        marks.show(step)
         if step is None or not operands(step):  # every view again; "About": from the top
             window.stages.gather(())
         if step is not None and not operands(step):
@@ -57,4 +66,4 @@ def connect_walkthrough(window) -> SideViews:
 
     walk.step_changed.connect(show_pair)
     walk.step_changed.connect(on_step)
-    return SideViews(pair, total)
+    return SideViews(pair, total, marks)
