@@ -13,7 +13,7 @@ from dataclasses import replace
 import numpy as np
 
 from attention_explorer.engine import Trace
-from attention_explorer.walkthrough import attention, heads, inputs, rotary
+from attention_explorer.walkthrough import attention, heads, inputs, rotary, variants
 from attention_explorer.walkthrough.context import Context
 from attention_explorer.walkthrough.focus import Focus, choose_focus, describe_focus
 from attention_explorer.walkthrough.step import WalkStep
@@ -71,12 +71,21 @@ def steps_for(
     if trace.has("X"):
         steps.append(inputs.embeddings(ctx))
     steps += [inputs.query(ctx), inputs.key(ctx), inputs.value(ctx)]
+    normed = variants.has_qk_norm(ctx)
+    if normed:  # QK-norm: q and k RMS-normalised with their own weights, before RoPE
+        steps.append(variants.qk_norm(ctx))
     rope = rotary.applies(ctx)
     if rope:  # RoPE: q and k turn by position before the scores read them
         steps.append(rotary.rotation(ctx))
     score = attention.scores(ctx)
-    steps += [rotary.reads_rotated(score) if rope else score]
-    steps += [attention.scale(ctx), attention.mask(ctx)]
+    if rope:
+        score = rotary.reads_rotated(score)
+    elif normed:
+        score = rotary.reads_rotated(score, {"Q": "Q_normed", "K": "K_normed"})
+    steps += [score, attention.scale(ctx)]
+    if variants.has_softcap(ctx):  # the soft cap comes between the scaled scores and the mask
+        steps.append(variants.softcap(ctx))
+    steps.append(attention.mask(ctx))
     steps += [attention.weights(ctx), attention.weighted_sum(ctx)]
     if trace.config.heads > 1:
         steps += heads.other_heads(ctx)
