@@ -1,6 +1,6 @@
 """Issues 31.11 and 31.13: a step frames the cells it reads. The weighted sum frames the whole
 weight row of the query (not only the selected cell) and the column of V its number uses; the
-mask step frames the cell its "Elsewhere it does" sentence refers to."""
+mask step frames the cell its sentence about another row refers to, and says it plainly."""
 
 from main_window_checks import open_example
 from PySide6.QtCore import QRectF, Qt
@@ -51,7 +51,9 @@ def test_the_mask_step_frames_the_cell_elsewhere(qtbot, window):
     walk.follow_token(last)
     step = go_to(walk, "mask")
     assert step.cells[0][0] == last
-    assert "Elsewhere it does" in step.plain()
+    assert "Elsewhere it does" not in step.plain()
+    said = "Other queries do have hidden keys (framed): “t1” may not look at “t2”, because "
+    assert said + "“t2” comes after “t1”." in step.plain()
     r, c = step.cells[-1]
     assert r != last
     assert QRectF(c, r, 1, 1) in dashed_frames(window.stages.view("masked"))

@@ -112,7 +112,11 @@ def mask(ctx: Context) -> WalkStep:
         if rows_hiding.size:
             r = int(rows_hiding[0])
             c = int(np.flatnonzero(~allowed[r])[0])
-            parts.append(f"Elsewhere it does: {reason_words(_reason(ctx, r, c))}.")
+            reason = _reason(ctx, r, c)
+            parts.append(
+                f"Other queries do have hidden keys (framed): {tok(reason.query_label)} may not "
+                f"look at {tok(reason.key_label)}, because {reason_words(reason)}."
+            )
             cells.append((r, c))
     parts.append(f"The masked row of {ctx.q_tok}: {vec(masked[i])}.")
     if trace.fully_masked_rows:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QKeyEvent
+from PySide6.QtCore import QPoint, Qt, QTimer, Signal
+from PySide6.QtGui import QKeyEvent, QPalette, QResizeEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -28,6 +28,53 @@ PARAGRAPH_GAP = 4
 _NEXT_KEYS = (Qt.Key.Key_PageDown, Qt.Key.Key_Right)
 _BACK_KEYS = (Qt.Key.Key_PageUp, Qt.Key.Key_Left)
 _WAITING = "<p>The walkthrough starts as soon as the numbers can be computed.</p>"
+
+
+class Narration(QTextBrowser):
+    """The narration: a text browser that never shows a line cut through the middle at its
+    bottom edge. A line only partly in sight is covered (in the background colour) until a
+    scroll brings it in whole; the scroll bar says there is more."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.cover = QWidget(self.viewport())
+        self.cover.setObjectName("narrationCover")
+        self.cover.setBackgroundRole(QPalette.ColorRole.Base)
+        self.cover.setAutoFillBackground(True)
+        self.cover.hide()
+        self._timer = QTimer(self, singleShot=True, interval=0)
+        self._timer.timeout.connect(self.cover_cut_line)
+        self.verticalScrollBar().valueChanged.connect(self._cover_soon)
+        self.document().documentLayout().documentSizeChanged.connect(self._cover_soon)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt API name
+        """Cover the cut line anew for the new height."""
+        super().resizeEvent(event)
+        self._cover_soon()
+
+    def _cover_soon(self, *_args) -> None:
+        self._timer.start()  # once the layout has settled (no arguments: not an interval)
+
+    def cut_line_top(self) -> int | None:
+        """The top (viewport pixels) of the line cut by the bottom edge, None when the
+        bottom edge falls between lines."""
+        height = self.viewport().height()
+        for x in (self.document().documentMargin() + 1, self.viewport().width() // 2):
+            cursor = self.cursorForPosition(QPoint(int(x), height - 1))
+            line = self.cursorRect(cursor)
+            if 0 < line.top() < height <= line.bottom():
+                return line.top()
+        return None
+
+    def cover_cut_line(self) -> None:
+        """Hide the line the bottom edge cuts through (or show every line when none is)."""
+        top = self.cut_line_top()
+        if top is None:
+            self.cover.hide()
+            return
+        self.cover.setGeometry(0, top, self.viewport().width(), self.viewport().height() - top)
+        self.cover.show()
+        self.cover.raise_()
 
 
 class WalkthroughPanel(QWidget):
@@ -92,7 +139,7 @@ class WalkthroughPanel(QWidget):
         self.restart_button.clicked.connect(self.restart)
         self.back_button.clicked.connect(self.go_back)
         self.next_button.clicked.connect(self.go_next)
-        self.narration = QTextBrowser()
+        self.narration = Narration()
         self.narration.setObjectName("walkthroughNarration")
         self.narration.setOpenLinks(False)
         self.narration.setFocusPolicy(Qt.FocusPolicy.NoFocus)

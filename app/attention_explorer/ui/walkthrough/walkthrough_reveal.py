@@ -119,7 +119,7 @@ def marked_cells(step) -> tuple[tuple[str, tuple], ...]:
     """``(stage, cells)`` a step reads and frames beside the selected cell: the cells of the
     stages it reads (the weight row and V's column of the weighted sum, q's and k's rows of a
     score) and its own cells when it has several, e.g. the mask step's hidden
-    keys and the cell its "Elsewhere" refers to."""
+    keys and the cell of another row its narration refers to."""
     if step is None or step.stage is None:
         return ()
     marks = [(s, cells) for s, cells in step.related if cells and s != step.stage]
