@@ -99,3 +99,19 @@ def test_tab_while_typing_keeps_the_number_and_leaves_the_table(qtbot, window):
     qtbot.waitUntil(lambda: not focused_in(editor.table))
     assert window.session.inputs.X[0, 0] == 7.0
     assert editor.table.state() != QTableView.State.EditingState
+
+
+def test_scale_stays_beside_its_factor_when_the_tools_wrap(qtbot, window):
+    """Issue 31.13: "Scale ×" and its factor wrapped apart ("Scale ×" / "2.000")."""
+    editor = show_editor(window, "X")
+    for width in (180, 230, 260, 320, 600):
+        editor.resize(width, 300)
+        editor.layout().activate()
+        qtbot.wait(1)
+        for button, number in (
+            (editor.scale_button, editor.factor_spin),
+            (editor.random_button, editor.seed_spin),
+        ):
+            a = button.mapTo(editor, button.rect().center())
+            b = number.mapTo(editor, number.rect().center())
+            assert abs(a.y() - b.y()) <= 3 and b.x() > a.x(), (width, button.text())

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QAbstractItemDelegate,
     QAbstractItemView,
     QDoubleSpinBox,
+    QHBoxLayout,
     QHeaderView,
     QLabel,
     QSpinBox,
@@ -40,6 +41,17 @@ FOCUS_STYLE = (
     "QTableView:focus { border: 2px solid palette(highlight); }"
     "QTableView::item:focus { border: 3px solid palette(highlight); }"
 )
+
+
+def _together(*widgets: QWidget) -> QWidget:
+    """``widgets`` side by side in one widget, so that a wrapping row never parts them."""
+    holder = QWidget()
+    row = QHBoxLayout(holder)
+    row.setContentsMargins(0, 0, 0, 0)
+    row.setSpacing(3)
+    for widget in widgets:
+        row.addWidget(widget)
+    return holder
 
 
 class MatrixTable(QTableView):
@@ -166,15 +178,14 @@ class MatrixEditor(QWidget):
         self.factor_spin.setDecimals(3)
         self.factor_spin.setValue(2.0)
         self.factor_spin.setToolTip("Factor that Scale multiplies every number by")
-        for widget in (
-            self.random_button,
-            self.seed_spin,
-            self.zeros_button,
-            self.identity_button,
-            self.scale_button,
-            self.factor_spin,
+        # Each button stays on one line with the number it uses, however the row wraps.
+        for widgets in (
+            (self.random_button, self.seed_spin),
+            (self.zeros_button,),
+            (self.identity_button,),
+            (self.scale_button, self.factor_spin),
         ):
-            bar.addWidget(widget)
+            bar.addWidget(widgets[0] if len(widgets) == 1 else _together(*widgets))
         return bar
 
     def _tool_button(self, text: str, tip: str, on_click: Callable[[], object]) -> QToolButton:
