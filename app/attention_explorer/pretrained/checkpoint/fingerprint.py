@@ -25,6 +25,7 @@ from pathlib import Path
 
 from attention_explorer.pretrained.checkpoint.safe_paths import budget_of, open_checked, read_small
 from attention_explorer.pretrained.checkpoint.source import check_model_files, loaded_files
+from attention_explorer.pretrained.checkpoint.tensor_file import TensorFile
 from attention_explorer.pretrained.model_errors import ModelError
 
 #: The prefix of a complete fingerprint (every byte); ``sha256:`` alone is the sampled one.
@@ -123,6 +124,8 @@ def is_sampled(print_: str) -> bool:
 
 def matches(folder: Path, expected: str) -> bool:
     """Whether ``folder``'s fingerprint, of the kind ``expected`` is, equals it; ModelError
-    when the folder cannot be read."""
+    when the folder cannot be read or, when they differ, its checkpoint is not a valid one."""
     found = sampled_fingerprint(folder) if is_sampled(expected) else fingerprint(folder)
+    if found != expected:
+        TensorFile.open(folder)  # a malformed checkpoint is named as such, not as "changed"
     return found == expected

@@ -48,11 +48,11 @@ SHARD_INDEX = "model.safetensors.index.json"
 def missing_files(folder: Path) -> list[str]:
     """The required files that ``folder`` lacks (empty when it is a complete model folder).
     A sharded checkpoint (``model.safetensors.index.json``) counts as model.safetensors."""
-    sharded = is_file(folder / SHARD_INDEX)
-    return [
+    sharded = safe_paths.exists(folder / SHARD_INDEX)
+    return [  # a pipe or folder under a required name is there: opening refuses it by name
         name
         for name in REQUIRED_FILES
-        if not is_file(folder / name) and not (sharded and name == "model.safetensors")
+        if not safe_paths.exists(folder / name) and not (sharded and name == "model.safetensors")
     ]
 
 
@@ -87,7 +87,9 @@ def loaded_files(folder: Path) -> list[Path]:
     model.safetensors, else the shard index and the shards it names (each a plain name
     inside the folder: a ModelError names the index otherwise)."""
     names = ["config.json", "tokenizer.json"]
-    if not safe_paths.exists(folder / "model.safetensors") and is_file(folder / SHARD_INDEX):
+    if not safe_paths.exists(folder / "model.safetensors") and safe_paths.exists(
+        folder / SHARD_INDEX
+    ):
         names += [SHARD_INDEX, *_shard_names(folder)]  # as TensorFile.open reads them
     else:
         names.append("model.safetensors")
