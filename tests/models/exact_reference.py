@@ -33,6 +33,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import torch
@@ -41,27 +42,85 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 
 #: The modeling modules whose RMSNorm, rotary embedding and eager softmax run in float32.
-ROTARY_FAMILIES = ("llama", "qwen2", "qwen3", "mistral")
+ROTARY_FAMILIES = ("llama", "qwen2", "qwen3", "mistral", "gpt_neox", "phi", "phi3", "stablelm")
+ROTARY_FAMILIES += ("gemma", "gemma2", "gemma3", "olmo2", "smollm3")
+
+#: Families whose RMSNorm multiplies by ``1 + w`` (Gemma's), and whose rotary embedding takes
+#: the layer type (Gemma 3: local and global RoPE).
+OFFSET_NORM_FAMILIES = ("gemma", "gemma2", "gemma3")
+LAYER_TYPE_ROPE_FAMILIES = ("gemma3",)
 
 #: Class name stems of each rotary family (``LlamaRMSNorm``, ``LlamaRotaryEmbedding``...).
-_STEMS = {"llama": "Llama", "qwen2": "Qwen2", "qwen3": "Qwen3", "mistral": "Mistral"}
+_STEMS = {
+    "llama": "Llama",
+    "qwen2": "Qwen2",
+    "qwen3": "Qwen3",
+    "mistral": "Mistral",
+    "gpt_neox": "GPTNeoX",
+    "phi": "Phi",
+    "phi3": "Phi3",
+    "stablelm": "StableLm",
+    "gemma": "Gemma",
+    "gemma2": "Gemma2",
+    "gemma3": "Gemma3",
+    "olmo2": "Olmo2",
+    "smollm3": "SmolLM3",
+}
 
 #: The RoPE types whose float64 inverse frequencies :func:`exact_inv_freq` knows.
-EXACT_ROPE_TYPES = ("default", "linear", "llama3")
+EXACT_ROPE_TYPES = ("default", "linear", "llama3", "dynamic", "yarn", "longrope")
 
 
-def exact_inv_freq(config) -> torch.Tensor:
-    """The rotary inverse frequencies of ``config`` in float64: transformers' own formulas
-    (``compute_default_rope_parameters``, ``_compute_linear_scaling_rope_parameters``,
-    ``_compute_llama3_parameters``) with the float32 ``arange`` made float64."""
+def _yarn_inv_freq(params, config, dim: int, base: float) -> torch.Tensor:
+    """``_compute_yarn_parameters``' frequencies with its float32 ramp and powers in float64."""
+    factor = params["factor"]
+    original = params["original_max_position_embeddings"]
+    if factor is None:
+        factor = config.max_position_embeddings / original
+    beta_fast, beta_slow = params.get("beta_fast") or 32, params.get("beta_slow") or 1
+
+    def correction_dim(rotations):
+        return (dim * math.log(original / (rotations * 2 * math.pi))) / (2 * math.log(base))
+
+    low, high = correction_dim(beta_fast), correction_dim(beta_slow)
+    if params.get("truncate", True):
+        low, high = math.floor(low), math.ceil(high)
+    low, high = max(low, 0), min(high, dim - 1)
+    if low == high:
+        high += 0.001
+    ramp = torch.clamp((torch.arange(dim // 2, dtype=torch.float64) - low) / (high - low), 0, 1)
+    pos_freqs = base ** (torch.arange(0, dim, 2, dtype=torch.float64) / dim)
+    extrapolation_factor = 1 - ramp
+    return (1.0 / (factor * pos_freqs)) * (1 - extrapolation_factor) + (
+        1.0 / pos_freqs
+    ) * extrapolation_factor
+
+
+def exact_inv_freq(config, seq_len: int | None = None) -> torch.Tensor:
+    """The rotary inverse frequencies of ``config`` in float64 for a text of ``seq_len``
+    tokens: transformers' own formulas (``compute_default_rope_parameters`` and the
+    ``_compute_*_parameters`` of linear, llama3, dynamic, yarn and longrope, with the update
+    that dynamic and longrope make for the text's length) with the float32 steps in float64."""
     params = config.rope_parameters
     rope_type = params.get("rope_type", "default")
     if rope_type not in EXACT_ROPE_TYPES:
         raise NotImplementedError(f"no float64 inverse frequencies for rope_type {rope_type!r}")
     head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
     dim = int(head_dim * params.get("partial_rotary_factor", 1.0))
+    base = params["rope_theta"]
+    if rope_type == "dynamic":  # the base grows once the text outgrows max_position_embeddings
+        limit = config.max_position_embeddings
+        longest = max(seq_len or 0, limit)
+        factor = params["factor"]
+        base = base * ((factor * longest / limit) - (factor - 1)) ** (dim / (dim - 2))
+    if rope_type == "yarn":
+        return _yarn_inv_freq(params, config, dim, base)
     exponents = torch.arange(0, dim, 2, dtype=torch.int64).to(torch.float64) / dim
-    inv_freq = 1.0 / (params["rope_theta"] ** exponents)
+    if rope_type == "longrope":
+        long = seq_len is not None and seq_len > params["original_max_position_embeddings"]
+        ext = torch.tensor(params["long_factor" if long else "short_factor"], dtype=torch.float64)
+        return 1.0 / (ext * base**exponents)
+    inv_freq = 1.0 / (base**exponents)
     if rope_type == "linear":
         return inv_freq / params["factor"]
     if rope_type == "llama3":
@@ -94,6 +153,42 @@ def _rms_norm_forward(calls: Counter):
     return forward
 
 
+def _offset_rms_norm_forward(calls: Counter):
+    """Gemma's RMSNorm (``x̂ * (1 + w)``, computed by transformers in float32) in float64."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        _require_float64(x, "RMSNorm")
+        calls["rms_norm"] += 1
+        normed = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
+        return normed * (1.0 + self.weight)
+
+    return forward
+
+
+def _layer_type_rotary_forward(calls: Counter):
+    """Gemma 3's rotary embedding (one RoPE per layer type) with float64 frequencies, angles,
+    cos and sin."""
+
+    def forward(self, x: torch.Tensor, position_ids: torch.Tensor, layer_type: str):
+        _require_float64(x, "rotary embedding")
+        calls["rotary"] += 1
+        config = self.config
+        one_type = SimpleNamespace(
+            rope_parameters=config.rope_parameters[layer_type],
+            head_dim=getattr(config, "head_dim", None),
+            hidden_size=config.hidden_size,
+            num_attention_heads=config.num_attention_heads,
+            max_position_embeddings=config.max_position_embeddings,
+        )
+        inv_freq = exact_inv_freq(one_type, int(position_ids.max()) + 1).to(x.device)
+        angles = position_ids[..., None].to(torch.float64) * inv_freq
+        emb = torch.cat((angles, angles), dim=-1)
+        scaling = getattr(self, f"{layer_type}_attention_scaling")
+        return emb.cos() * scaling, emb.sin() * scaling
+
+    return forward
+
+
 def _rotary_forward(calls: Counter):
     """The rotary embedding's forward with float64 inverse frequencies, angles, cos and sin
     (transformers computes all four in float32, with autocast disabled)."""
@@ -101,7 +196,8 @@ def _rotary_forward(calls: Counter):
     def forward(self, x: torch.Tensor, position_ids: torch.Tensor):
         _require_float64(x, "rotary embedding")
         calls["rotary"] += 1
-        inv_freq = exact_inv_freq(self.config).to(x.device)
+        seq_len = int(position_ids.max()) + 1
+        inv_freq = exact_inv_freq(self.config, seq_len).to(x.device)
         angles = position_ids[..., None].to(torch.float64) * inv_freq
         emb = torch.cat((angles, angles), dim=-1)
         return emb.cos() * self.attention_scaling, emb.sin() * self.attention_scaling
@@ -111,17 +207,24 @@ def _rotary_forward(calls: Counter):
 
 def _eager_attention(module_of_family, calls: Counter):
     """The family's ``eager_attention_forward`` with its softmax in float64 (transformers
-    passes ``dtype=torch.float32``); everything else is the family's own code."""
-    repeat_kv = module_of_family.repeat_kv
+    passes ``dtype=torch.float32``); everything else is the family's own code (GPT-NeoX has
+    no grouped-query repeat)."""
+
+    def repeat_kv(states: torch.Tensor, groups: int) -> torch.Tensor:
+        return states if groups == 1 else states.repeat_interleave(groups, dim=1)
 
     def eager_attention_forward(
         module, query, key, value, attention_mask, scaling, dropout=0.0, **kwargs
     ):
         _require_float64(query, "eager attention")
         calls["softmax"] += 1
-        key_states = repeat_kv(key, module.num_key_value_groups)
-        value_states = repeat_kv(value, module.num_key_value_groups)
+        groups = getattr(module, "num_key_value_groups", 1)
+        key_states = repeat_kv(key, groups)
+        value_states = repeat_kv(value, groups)
         scores = torch.matmul(query, key_states.transpose(2, 3)) * scaling
+        softcap = kwargs.get("softcap")
+        if softcap is not None:  # Gemma 2: cap * tanh(scores / cap), in the query's dtype
+            scores = torch.tanh(scores / softcap) * softcap
         if attention_mask is not None:
             scores = scores + attention_mask
         weights = nn.functional.softmax(scores, dim=-1, dtype=torch.float64)
@@ -147,8 +250,12 @@ def exact_float64(families: tuple[str, ...] = ROTARY_FAMILIES) -> Iterator[Count
         for family in families:
             modeling = importlib.import_module(f"transformers.models.{family}.modeling_{family}")
             stem = _STEMS[family]
-            patch(getattr(modeling, f"{stem}RMSNorm"), "forward", _rms_norm_forward(calls))
-            patch(getattr(modeling, f"{stem}RotaryEmbedding"), "forward", _rotary_forward(calls))
+            norm = _offset_rms_norm_forward if family in OFFSET_NORM_FAMILIES else _rms_norm_forward
+            if hasattr(modeling, f"{stem}RMSNorm"):  # GPT-NeoX, Phi, StableLM: LayerNorm only
+                patch(getattr(modeling, f"{stem}RMSNorm"), "forward", norm(calls))
+            rotary = _layer_type_rotary_forward if family in LAYER_TYPE_ROPE_FAMILIES else None
+            rotary = rotary or _rotary_forward
+            patch(getattr(modeling, f"{stem}RotaryEmbedding"), "forward", rotary(calls))
             patch(modeling, "eager_attention_forward", _eager_attention(modeling, calls))
         yield calls
     finally:
@@ -178,7 +285,8 @@ def _final_norm(model) -> nn.Module | None:
     """The decoder's final norm (Llama-family ``model.norm``, GPT-2 ``transformer.ln_f``);
     None for an encoder (BERT), whose last hidden state is the last layer's output."""
     base = model.base_model
-    return getattr(base, "norm", None) or getattr(base, "ln_f", None)
+    names = ("norm", "ln_f", "final_layer_norm", "final_layernorm")
+    return next((getattr(base, n) for n in names if getattr(base, n, None) is not None), None)
 
 
 def load_float64(folder: Path):

@@ -53,11 +53,54 @@ FAMILIES = {
             }
         },
     ),
+    "llama-dynamic": (
+        "LlamaConfig",
+        "LlamaForCausalLM",
+        {"max_position_embeddings": 8, "rope_scaling": {"rope_type": "dynamic", "factor": 4.0}},
+    ),
+    "llama-yarn": (
+        "LlamaConfig",
+        "LlamaForCausalLM",
+        {
+            "rope_scaling": {
+                "rope_type": "yarn",
+                "factor": 4.0,
+                "original_max_position_embeddings": 16,
+            }
+        },
+    ),
+    "llama-longrope": (
+        "LlamaConfig",
+        "LlamaForCausalLM",
+        {
+            "rope_scaling": {
+                "rope_type": "longrope",
+                "short_factor": [1.0, 1.2, 1.5, 2.0],
+                "long_factor": [1.0, 2.0, 4.0, 8.0],
+                "original_max_position_embeddings": 8,
+            }
+        },
+    ),
     "qwen2": ("Qwen2Config", "Qwen2ForCausalLM", {}),
     "qwen3": ("Qwen3Config", "Qwen3ForCausalLM", {"head_dim": 8}),
     "mistral": ("MistralConfig", "MistralForCausalLM", {"sliding_window": 5}),
+    "gemma": ("GemmaConfig", "GemmaForCausalLM", {"head_dim": 12}),
 }
-ROTARY = ("llama", "llama3-rope", "qwen2", "qwen3", "mistral")
+ROTARY = (
+    "llama",
+    "llama3-rope",
+    "llama-dynamic",
+    "llama-yarn",
+    "llama-longrope",
+    "qwen2",
+    "qwen3",
+    "mistral",
+    "gemma",
+)
+#: RMSNorms a layer runs where there are more than 2 (QK-norm, Gemma 2's sandwich norms), and
+#: rotary tables where there is more than one (Gemma 3: one a layer type).
+NORMS_PER_LAYER = {"qwen3": 4}
+ROTARY_TABLES: dict[str, int] = {}
 WEIGHTS = ("mild", "sharp")
 BACKENDS = ("numpy", "torch") + (("torch:cuda",) if torch.cuda.is_available() else ())
 
@@ -89,7 +132,7 @@ def _config(family: str, vocab: int, positions: int = 64):
             rope_theta=500.0,
             tie_word_embeddings=False,
         )
-    return getattr(transformers, config_class)(**sizes, **extra)
+    return getattr(transformers, config_class)(**{**sizes, **extra})
 
 
 def _tokenizer_ids(folder: Path, text: str = TEXT) -> list[int]:
@@ -186,8 +229,9 @@ def test_model_run_matches_the_exact_reference(checkpoints, family, weights, bac
 def test_the_exact_patches_ran_where_transformers_forces_float32(checkpoints, family):
     calls = checkpoints.get(family, "mild")["exact"].calls
     if family in ROTARY:  # one rotary table; 2 norms a layer (4 with QK-norm) and the final one
-        norms = (4 if family == "qwen3" else 2) * LAYERS + 1
-        assert calls == {"rotary": 1, "rms_norm": norms, "softmax": LAYERS}
+        norms = NORMS_PER_LAYER.get(family, 2) * LAYERS + 1
+        rotary = ROTARY_TABLES.get(family, 1)
+        assert calls == {"rotary": rotary, "rms_norm": norms, "softmax": LAYERS}
     else:  # GPT-2 and BERT run nothing in float32: their stock float64 run is exact
         assert calls == {}
         case = checkpoints.get(family, "sharp")

@@ -22,6 +22,11 @@ The record states:
 - whether the attention has QK-norm (Qwen3): an RMSNorm with its own ``[d_k]`` weights
   (roles ``q_norm`` and ``k_norm``, shared by all heads, the model's epsilon) on each head's
   q and k before RoPE; its tensors are then required, and refused when present otherwise;
+- the rest of today's variants (see ``pretrained/layer_plan.py``): RMSNorm weights stored as
+  an offset from 1 (Gemma), an embedding multiplier, QK-norm over the whole projection
+  (OLMo 2), tanh soft-caps on the scores and the logits (Gemma 2), norms on the sublayers'
+  outputs (``attn_out_norm``/``ffn_out_norm``), and per-layer windows and RoPE (local and
+  global layers, layers without positions) from the family's ``layer_plan``;
 - which linear layers carry a bias (always, never, or as a config key says): a checkpoint whose
   bias tensors disagree is refused by name (:meth:`Architecture.bias_rule`).
 """
@@ -53,6 +58,8 @@ TENSOR_ROLES = (
     "k_norm",  # QK-norm: RMSNorm of each head's k over d_k, weight [d_k] (Qwen3)
     "attn_norm",  # the norm around the attention sublayer
     "ffn_norm",  # the norm around the feed-forward sublayer
+    "attn_out_norm",  # a norm on the attention's output before the residual (Gemma 2, OLMo 2)
+    "ffn_out_norm",  # a norm on the feed-forward's output before the residual (Gemma 2, OLMo 2)
     "ffn_in",  # linear d -> d_ff (the "up" projection of a gated feed-forward)
     "ffn_gate",  # linear d -> d_ff (gated feed-forward only)
     "ffn_out",  # linear d_ff -> d
@@ -102,7 +109,10 @@ class Architecture:
     sizes: Mapping[str, tuple[str, int | None]]  # role -> (config key, default)
     tensors: Mapping[str, str]  # role -> checkpoint name (see TENSOR_ROLES)
     norm: str = "layernorm"  # "layernorm" | "rmsnorm"
-    norm_placement: str = "pre"  # "pre" (x + f(norm(x))) | "post" (norm(x + f(x)))
+    #: "pre" (x + f(norm(x))) | "post" (norm(x + f(x)), BERT) | "output" (x + norm(f(x)),
+    #: OLMo 2); "pre" and "output" also norm a sublayer's output when the record names
+    #: ``attn_out_norm``/``ffn_out_norm`` (Gemma 2's sandwich: x + norm_2(f(norm_1(x)))).
+    norm_placement: str = "pre"
     mlp: str = "mlp"  # "mlp" | "gated"
     activation_key: str = "hidden_act"  # config key naming the feed-forward's activation
     activation_default: str = "gelu"
@@ -132,6 +142,59 @@ class Architecture:
     #: QK-norm (Qwen3): the ``q_norm`` and ``k_norm`` RMSNorms (``[d_k]`` weights, the norm's
     #: epsilon) on each head's q and k after the projections and before RoPE.
     qk_norm: bool = False
+    #: Over what QK-norm runs: "head" (each head's d_k: Qwen3, Gemma 3) or "all" (the whole
+    #: projection before it is split into heads, weights ``[heads*d_k]``/``[kv*d_k]``: OLMo 2).
+    qk_norm_over: str = "head"
+    #: RMSNorm weights stored as an offset: every norm computes ``x̂ * (norm_offset + w)``
+    #: (Gemma: 1, ``x̂ * (1 + w)``); 0 is ``x̂ * w``.
+    norm_offset: float = 0.0
+    #: The embeddings' multiplier as a function of the config (Gemma: ``hidden_size**0.5``,
+    #: rounded to the run's dtype as transformers casts it), or None.
+    embed_scale: Callable[[Mapping], float] | None = None
+    #: Activation names the family reads as another (Gemma reads ``gelu`` as the tanh GELU).
+    activation_aliases: Mapping[str, str] = field(default_factory=dict)
+    #: Config keys of tanh soft-caps ``cap * tanh(x / cap)`` (null: none): on the scaled
+    #: scores before the mask, and on the logits (Gemma 2).
+    score_cap_key: str | None = None
+    logit_cap_key: str | None = None
+    #: Each layer's window and RoPE from the config (a ``layer_plan.LayerKind`` per layer;
+    #: Gemma 2/3's local and global layers, Qwen2's max_window_layers, SmolLM3's NoPE layers);
+    #: None: every layer alike (``window_key``, the model's RoPE).
+    layer_plan: Callable[[Mapping], tuple] | None = None
+
+    #: Partial rotary (GPT-NeoX, Phi, StableLM): (the config key of the fraction of each
+    #: head's d_k that RoPE turns, its default); transformers 5 writes it as the rope dict's
+    #: ``partial_rotary_factor``, which wins. None: whole heads rotate (a fraction other than
+    #: 1 is refused by name).
+    partial_rotary: tuple[str, float] | None = None
+    #: The rope types the family reads and the kind each is (Phi-3 reads ``su`` and ``yarn``
+    #: as ``longrope`` and refuses the rest); None: every supported type as itself.
+    rope_kinds: Mapping[str, str] | None = None
+    #: The pretraining context when config.json lacks ``original_max_position_embeddings``
+    #: and the family's config class has a default for it (Phi-3: 4096); None: none.
+    original_context: int | None = None
+    #: Parallel residual ``x + attn(norm_1(x)) + ffn(norm_2(x))`` (GPT-NeoX, Phi, StableLM):
+    #: False, True, or (the config key that says so, its default).
+    parallel_residual: bool | tuple[str, bool] = False
+    #: The parallel feed-forward's norm: "own" (``ffn_norm``, GPT-NeoX) or "shared" (the
+    #: attention's ``attn_norm``, Phi and StableLM, whose files then have no ``ffn_norm``).
+    parallel_norm: str = "own"
+    #: How a fused ``qkv`` weight orders its outputs: "blocks" (all q, then k, then v: GPT-2,
+    #: Phi-3) or "heads" (per head [q, k, v], GPT-NeoX's ``query_key_value``).
+    qkv_layout: str = "blocks"
+    #: Whether the LM head has a bias (Phi's ``lm_head.bias``), required when True.
+    head_bias: bool = False
+    #: Learned positions counted from ``padding_idx + 1`` with pad tokens at ``padding_idx``
+    #: (RoBERTa's ``create_position_ids_from_input_ids``): the config key of ``padding_idx``
+    #: and its default; None: positions 0..n-1.
+    position_padding: tuple[str, int] | None = None
+
+    def parallel(self, config: Mapping) -> bool:
+        """Whether this model's layers use the parallel residual."""
+        rule = self.parallel_residual
+        if isinstance(rule, tuple):
+            return bool(config.get(rule[0], rule[1]))
+        return bool(rule)
 
     def size(self, config: Mapping, role: str) -> int | None:
         """The size ``role`` (``layers``, ``heads``, ``d_model``…) read from ``config``."""
@@ -145,6 +208,7 @@ class Architecture:
         keys += [self.eps_key, self.activation_key, *self.accepted, *self.reads]
         if self.causal_key:
             keys.append(self.causal_key)
+        keys += [key for key in (self.score_cap_key, self.logit_cap_key) if key]
         return tuple(dict.fromkeys(keys))
 
     def is_causal(self, config: Mapping) -> bool:
@@ -171,8 +235,10 @@ class Architecture:
         return bool(config.get("tie_word_embeddings", default))
 
     def activation(self, config: Mapping) -> str:
-        """The feed-forward's activation name as the config gives it."""
-        return str(config.get(self.activation_key, self.activation_default))
+        """The feed-forward's activation name as the config gives it (through the family's
+        ``activation_aliases``)."""
+        name = str(config.get(self.activation_key, self.activation_default))
+        return self.activation_aliases.get(name, name)
 
 
 def check_config(arch: Architecture, config: Mapping, activations: Mapping) -> None:

@@ -12,10 +12,14 @@ Pre-norm (GPT-2, Llama)::
     h = word[ids] + position[0..n)                                      # [n, d]
     a = attention(norm_1(h));  h = h + a;  h = h + FFN(norm_2(h))       # per layer
 
-with ``FFN(x) = act(x W_in + b_in) W_out + b_out`` (``mlp``) or
-``(act(x W_gate) * (x W_in)) W_out`` (``gated``), the norm a LayerNorm or an RMSNorm. The
-attention's X is what :func:`attention_input` returns: exactly what layer L's attention reads.
-Every function computes in the dtype of its input ``h`` (float32 or float64).
+Sandwich (Gemma 2/3) and output norms (OLMo 2, ``norm_placement="output"``)::
+
+    h = h + norm_out(attention(norm_1(h)));  h = h + norm_out2(FFN(norm_2(h)))  # per layer
+
+(each norm where the record names it), with ``FFN(x) = act(x W_in + b_in) W_out + b_out``
+(``mlp``) or ``(act(x W_gate) * (x W_in)) W_out`` (``gated``), the norm a LayerNorm or an
+RMSNorm. The attention's X is what :func:`attention_input` returns: exactly what layer L's
+attention reads. Every function computes in the dtype of its input ``h`` (float32 or float64).
 
 The same functions run numpy arrays or torch tensors: :func:`ops` gives the primitives (norms,
 activations, linear, the output product) of the weights' ``library``
@@ -25,6 +29,7 @@ activations, linear, the output product) of the weights' ``library``
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from types import ModuleType
 
 import numpy as np
@@ -34,8 +39,15 @@ from attention_explorer.engine.blas_threads import one_blas_thread
 from attention_explorer.kernels import ops_for
 from attention_explorer.pretrained.architecture import scale_setting
 from attention_explorer.pretrained.checkpoint.weights import LayerWeights, ModelWeights, Norm
-from attention_explorer.pretrained.kernel import attend
-from attention_explorer.pretrained.rotary import rotary_parts
+from attention_explorer.pretrained.kernel import attend, soft_cap
+from attention_explorer.pretrained.layer_parts import (
+    direct_layer_parts,
+    layer_view,
+    mask_settings,
+    unbridged,
+)
+from attention_explorer.pretrained.model_errors import ModelError
+from attention_explorer.pretrained.rotary import direct_reason, rotary_parts
 
 
 def ops(w: ModelWeights) -> ModuleType:
@@ -55,19 +67,43 @@ def embed(w: ModelWeights, ids, type_ids, dtype=np.float64) -> np.ndarray:
     n = len(ids)
     h = w.word.rows(ids, dtype)  # [n, d]: only these rows are read and converted
     if w.position is not None:
-        h += w.position[:n]
+        h += w.position[position_ids(w, ids)]  # [n, d]
     if w.token_type is not None:
         h += w.token_type[list(type_ids)]  # [n, d]
     if w.ln_embed is not None:
         h = norm(w, h, w.ln_embed)
+    if w.embed_scale is not None:  # Gemma: x sqrt(d), the factor cast to the hidden dtype
+        h = h * float(np.dtype(dtype).type(w.embed_scale))
     return h
+
+
+def position_ids(w: ModelWeights, ids) -> np.ndarray:
+    """The learned-position rows of ``ids``: 0..n-1, or RoBERTa's (``position_padding``):
+    ``padding_idx + 1`` onwards counting non-pad tokens, a pad token at ``padding_idx``
+    (transformers' ``create_position_ids_from_input_ids``). ``[n]``; a ModelError when the
+    table is too short."""
+    ids = np.asarray(ids, dtype=np.int64)  # [n]
+    if w.arch.position_padding is None:
+        where = np.arange(len(ids))  # [n]
+    else:
+        key, default = w.arch.position_padding
+        pad = int(w.config.get(key, default))
+        real = ids != pad  # [n]
+        where = np.cumsum(real) * real + pad  # [n]
+    if len(where) and where.max() >= len(w.position):
+        raise ModelError(
+            "text",
+            f"the text needs position {int(where.max())}, beyond the {len(w.position)} "
+            "positions of the model's table",
+        )
+    return where
 
 
 def attention_input(w: ModelWeights, layer: int, h: np.ndarray) -> np.ndarray:
     """What layer ``layer``'s attention reads from the hidden state ``h [n, d]``."""
     if w.arch.norm_placement == "pre":
         return norm(w, h, w.layers[layer].ln_attn)  # pre-norm: norm_1(h)
-    return h  # post-norm: the hidden state itself
+    return h  # post-norm or output norms: the hidden state itself
 
 
 def attention_config(w: ModelWeights, layer: int) -> AttentionConfig:
@@ -86,10 +122,28 @@ def attention_config(w: ModelWeights, layer: int) -> AttentionConfig:
 
 
 def attention_parts(w: ModelWeights, layer: int, x: np.ndarray):
-    """The engine's (config, inputs) for layer ``layer`` applied to ``x [n, d]``."""
-    if w.rope is not None or w.arch.qk_norm:  # rotary or QK-norm: rotary.py decides the mode
-        return rotary_parts(w, layer, x, scale_setting(w.scales[layer], w.d_k))
-    return attention_config(w, layer), w.layers[layer].projection_inputs(x)
+    """The engine's (config, inputs) for layer ``layer`` applied to ``x [n, d]``, with its own
+    window and RoPE (:func:`.layer_parts.layer_view`): projection mode where the engine's
+    settings reproduce the layer (rotary.py decides for RoPE and QK-norm), else direct mode
+    with q and k exactly as the model run makes them; a ModelError for a layer no session
+    reproduces (:func:`.layer_parts.unbridged`)."""
+    why = unbridged(w, layer)
+    if why:
+        raise ModelError("layer", why)
+    w = layer_view(w, layer)
+    scale = scale_setting(w.scales[layer], w.d_k)
+    rotary_or_norm = w.rope is not None or w.arch.qk_norm
+    beyond = w.rotary is not None and w.rotary.engine_reason()  # RoPE the engine cannot set
+    if beyond or (rotary_or_norm and direct_reason(w)):
+        return direct_layer_parts(w, layer, x, scale)
+    if rotary_or_norm:
+        return rotary_parts(w, layer, x, scale)
+    config = attention_config(w, layer)
+    if w.window is not None:  # a sliding layer without RoPE: its window as a custom mask
+        config = replace(config, **mask_settings(w, x.shape[0]))
+    if w.score_cap is not None:
+        config = replace(config, softcap=w.score_cap)
+    return config, w.layers[layer].projection_inputs(x)
 
 
 def feed_forward(w: ModelWeights, lw: LayerWeights, x: np.ndarray) -> np.ndarray:
@@ -106,9 +160,17 @@ def feed_forward(w: ModelWeights, lw: LayerWeights, x: np.ndarray) -> np.ndarray
 def rest_of_layer(w: ModelWeights, layer: int, h: np.ndarray, a: np.ndarray) -> np.ndarray:
     """The layer after its attention output ``a [n, d]``: residuals, norms, feed-forward."""
     lw = w.layers[layer]
-    if w.arch.norm_placement == "pre":
+    if w.parallel:  # GPT-NeoX, Phi, StableLM: both sublayers read the same h
+        ln = lw.ln_attn if lw.ln_ffn is None else lw.ln_ffn  # Phi: one shared norm
+        return h + a + feed_forward(w, lw, norm(w, h, ln))  # [n, d]
+    if w.arch.norm_placement in ("pre", "output"):
+        if lw.ln_attn_out is not None:  # Gemma 2's post_attention_layernorm, OLMo 2's
+            a = norm(w, a, lw.ln_attn_out)
         h = h + a  # [n, d]
-        return h + feed_forward(w, lw, norm(w, h, lw.ln_ffn))
+        f = feed_forward(w, lw, norm(w, h, lw.ln_ffn) if lw.ln_ffn is not None else h)
+        if lw.ln_ffn_out is not None:  # post_feedforward_layernorm
+            f = norm(w, f, lw.ln_ffn_out)
+        return h + f  # [n, d]
     h1 = norm(w, h + a, lw.ln_attn)  # [n, d]
     return norm(w, h1 + feed_forward(w, lw, h1), lw.ln_ffn)
 
@@ -125,7 +187,9 @@ def output_logits(w: ModelWeights, h: np.ndarray) -> np.ndarray | None:
     else:
         x = norm(w, h, head.norm) if head.norm is not None else h  # [n, d]
     logits = ops(w).logits(x, head.decoder)  # [n, vocab]
-    return logits if head.bias is None else logits + head.bias
+    if head.bias is not None:
+        logits = logits + head.bias
+    return logits if w.logit_cap is None else soft_cap(logits, w.logit_cap)  # Gemma 2
 
 
 def run_layers(
@@ -151,7 +215,7 @@ def run_layers(
         h = embed(w, ids, type_ids)
         for layer in range(stop):
             x = attention_input(w, layer, h)  # [n, d]
-            if on_numpy:
+            if on_numpy or unbridged(w, layer):  # no session computes it: the kernel does
                 p, a = attend(w, layer, x)  # [heads, n, n], [n, d]
             else:
                 config, inputs = attention_parts(w, layer, x)

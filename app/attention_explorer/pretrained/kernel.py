@@ -11,6 +11,11 @@ checks of its inputs); anything else, a float32 overflow and any other backend g
 ``compute()`` itself. A knocked-out head contributes nothing to ``concat · W_O``: its
 columns of ``concat`` are zeroed in the batched path, its rows of ``W_O`` in ``compute()``
 (the same thing).
+
+A layer may also soft-cap its scores (Gemma 2: ``cap * tanh(scores / cap)`` after the scale,
+before the mask; :func:`soft_cap`), have its own sliding window and RoPE, or none (local and
+global layers, NoPE layers: ``ModelWeights.window_of``/``rotary_of``), and run QK-norm over
+each head or over the whole projection (OLMo 2).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 import numpy as np
+from array_api_compat import array_namespace
 
 from attention_explorer.engine import AttentionConfig, AttentionInputs, Backend, compute
 from attention_explorer.engine.inputs import validate_inputs
@@ -39,24 +45,53 @@ def projections(ops, w: ModelWeights, lw: LayerWeights, x):
     return [ops.split_heads(part, c, contiguous=True) for part, c in zip(parts, counts)]
 
 
-def qk_normed(ops, lw: LayerWeights, eps: float, q, k):
-    """QK-norm (Qwen3): ``q [h, n, d_k]`` and ``k [kv, n, d_k]`` each RMS-normed over d_k with
-    the layer's ``q_norm`` and ``k_norm`` weights (shared by all heads), before RoPE; q and k
+def qk_normed(ops, lw: LayerWeights, eps: float, q, k, over: str = "head", offset: float = 0.0):
+    """QK-norm: ``q [h, n, d_k]`` and ``k [kv, n, d_k]`` each RMS-normed with the layer's
+    ``q_norm`` and ``k_norm`` weights, before RoPE: over each head's d_k (``over="head"``,
+    Qwen3 and Gemma 3: ``[d_k]`` weights shared by all heads) or over the whole projection
+    before it is split into heads (``"all"``, OLMo 2: ``[h*d_k]`` and ``[kv*d_k]``),
+    multiplying by ``offset + w`` (Gemma 3: 1 + w; the weights are kept as stored); q and k
     unchanged when the layer has no QK-norm."""
     if lw.q_norm is None:
         return q, k
-    return ops.rms_norm(q, lw.q_norm, None, eps), ops.rms_norm(k, lw.k_norm, None, eps)
+    gammas = (lw.q_norm, lw.k_norm) if not offset else (lw.q_norm + offset, lw.k_norm + offset)
+    if over == "all":  # [n, h*d_k] normed as one row per token, then split again
+        normed = [
+            ops.split_heads(ops.rms_norm(ops.merge_heads(x), g, None, eps), x.shape[0], True)
+            for x, g in zip((q, k), gammas)
+        ]
+        return normed[0], normed[1]
+    return ops.rms_norm(q, gammas[0], None, eps), ops.rms_norm(k, gammas[1], None, eps)
 
 
-def _weights_and_output(ops, q, k, v, factor, blocked, W_O, b_O, knocked, out):
+def soft_cap(x, cap: float):
+    """``cap * tanh(x / cap)`` in ``x``'s library and dtype, as transformers computes it
+    (divide, tanh, multiply): Gemma 2's soft-capping of scores and logits."""
+    return array_namespace(x).tanh(x / cap) * cap
+
+
+def _capped_attention(ops, q, k, v, factor, cap, blocked):
+    """The attention core with the scaled scores soft-capped before the mask: weights
+    ``[c, n, m]`` and their sums of values ``[c, n, d_v]``."""
+    s = soft_cap(ops.scale(ops.score(q, k), factor), cap)  # [c, n, m]
+    if blocked is not None:
+        s = ops.mask_scores(s, blocked=blocked)  # [c, n, m]
+    p = ops.softmax(s)  # [c, n, m]
+    return p, ops.combine(p, v)
+
+
+def _weights_and_output(ops, q, k, v, factor, blocked, W_O, b_O, knocked, out, cap=None):
     """The attention after the projections: ``q [h, n, d_k]`` (scaled here, in place on
     numpy), ``k [kv, n, d_k]``, ``v [kv, n, d_v]``; weights ``[h, n, n]`` (in ``out`` when
-    given) and ``concat · W_O + b_O`` ``[n, d]`` with the ``knocked`` heads' columns zeroed."""
+    given, unless soft-capped by ``cap``) and ``concat · W_O + b_O`` ``[n, d]`` with the
+    ``knocked`` heads' columns zeroed."""
     heads = q.shape[0]
     group = heads // k.shape[0]  # grouped-query attention: a key/value head per group
-    p, mixed = ops.attention(
-        q, ops.repeat_kv(k, group), ops.repeat_kv(v, group), factor, blocked, out
-    )
+    k, v = ops.repeat_kv(k, group), ops.repeat_kv(v, group)  # [h, n, d_k], [h, n, d_v]
+    if cap is None:
+        p, mixed = ops.attention(q, k, v, factor, blocked, out)
+    else:
+        p, mixed = _capped_attention(ops, q, k, v, factor, cap, blocked)
     concat = ops.knock_out(ops.merge_heads(mixed), knocked, heads)  # [n, h*d_v]
     return p, ops.linear(concat, W_O, b_O)  # [h, n, n], [n, d]
 
@@ -68,13 +103,25 @@ def attend(w: ModelWeights, layer: int, x, knocked: Iterable[int] = (), out=None
     block's output ``[n, d]`` (before the residual), in ``x``'s dtype."""
     ops = ops_for(x)
     lw: LayerWeights = w.layers[layer]
+    q, k, v = query_key_value(ops, w, layer, x)  # [h, n, d_k], [kv, n, d_k], [kv, n, d_v]
+    window = w.window_of(layer)
+    blocked = ops.blocked_keys(x.shape[0], w.causal, window, getattr(x, "device", None))
+    factor, cap = w.scales[layer], w.score_cap
+    return _weights_and_output(ops, q, k, v, factor, blocked, lw.W_O, lw.b_O, knocked, out, cap)
+
+
+def query_key_value(ops, w: ModelWeights, layer: int, x):
+    """Layer ``layer``'s q ``[h, n, d_k]``, k ``[kv, n, d_k]`` and v ``[kv, n, d_v]`` of
+    ``x [n, d]`` as its scores read them: projected, QK-normed, then rotated by the layer's
+    RoPE (its scaling, partial rotary; none in a NoPE layer)."""
+    lw: LayerWeights = w.layers[layer]
     q, k, v = projections(ops, w, lw, x)  # [h, n, d_k], [kv, n, d_k], [kv, n, d_v]
-    q, k = qk_normed(ops, lw, w.eps, q, k)  # QK-norm before RoPE (Qwen3)
-    if w.rope is not None:  # RoPE per head before the scores
-        cos, sin = ops.rotation_tables(np.arange(x.shape[0]), w.rope, like=q)  # [n, d_k]
-        q, k = ops.rotate(q, cos, sin), ops.rotate(k, cos, sin)
-    blocked = ops.blocked_keys(x.shape[0], w.causal, w.window, getattr(x, "device", None))
-    return _weights_and_output(ops, q, k, v, w.scales[layer], blocked, lw.W_O, lw.b_O, knocked, out)
+    arch = w.arch
+    q, k = qk_normed(ops, lw, w.eps, q, k, arch.qk_norm_over, arch.norm_offset)  # before RoPE
+    rotary = w.rotary_of(layer)
+    if rotary is not None:  # RoPE per head before the scores
+        q, k = rotary.rotate(ops, q, k)  # [h, n, d_k], [kv, n, d_k]
+    return q, k, v
 
 
 def plain(config: AttentionConfig, inputs: AttentionInputs) -> bool:

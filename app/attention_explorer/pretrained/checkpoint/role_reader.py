@@ -51,6 +51,7 @@ class RoleReader:
         self.config = {} if config is None else config
         self.rows = rows and not dry
         self.seen: list[str] = []
+        self.sizes: dict = {}  # the checked sizes by role, set by the weight reader
 
     def name(self, role: str, i: int | None = None) -> str | None:
         """The tensor name of ``role`` (of layer ``i``), or None when the family has none."""
@@ -129,14 +130,20 @@ class RoleReader:
             )
         return self.get(name + ".bias", shape=(d_out,)) if wanted else None
 
-    def qk_norms(self, i: int, d_k: int) -> dict:
-        """QK-norm's ``{"q_norm": [d_k], "k_norm": [d_k]}`` RMSNorm weights of layer ``i`` when
-        the record has QK-norm (a missing tensor, a wrong shape or a bias is refused by name),
-        else ``{}``; a QK-norm tensor in the file of a record without it (under the record's name
-        or transformers' usual one, ``QK_NORM_TENSORS``) is refused by name."""
+    def qk_norms(self, i: int, d_q: int, d_kv: int | None = None) -> dict:
+        """QK-norm's ``{"q_norm": [d_q], "k_norm": [d_kv]}`` RMSNorm weights of layer ``i``
+        (each head's ``d_k``, or the whole projection's width for OLMo 2; ``d_kv`` defaults
+        to ``d_q``) when the record has QK-norm (a missing tensor, a wrong shape or a bias is
+        refused by name), else ``{}``; a QK-norm tensor in the file of a record without it
+        (under the record's name or transformers' usual one, ``QK_NORM_TENSORS``) is refused
+        by name."""
         roles = ("q_norm", "k_norm")
         if self.arch.qk_norm:
-            return {role: self.norm(role, i, d_k)[0] for role in roles}
+            widths = (d_q, d_q if d_kv is None else d_kv)
+            return {  # as stored: the kernel adds the record's norm_offset (Gemma 3's 1 + w)
+                role: self.norm(role, i, width, offset=False)[0]
+                for role, width in zip(roles, widths)
+            }
         for role in roles:
             pattern = self.arch.tensors.get(role, QK_NORM_TENSORS[role])
             stored = self.t.find(pattern.format(i=i) + ".weight", self.arch.prefixes)
@@ -148,8 +155,11 @@ class RoleReader:
                 )
         return {}
 
-    def norm(self, role: str, i: int | None, d: int) -> Norm | None:
-        """A norm's (gamma, beta or None) by role, or None when the family has no such norm."""
+    def norm(self, role: str, i: int | None, d: int, offset: bool = True) -> Norm | None:
+        """A norm's (gamma, beta or None) by role, or None when the family has no such norm.
+        A record with a ``norm_offset`` (Gemma's ``x̂ * (1 + w)``) gets ``offset + w`` as gamma:
+        the factor the norm multiplies by, computed once in the reader's dtype (``offset``
+        False: the weight as stored)."""
         name = self.name(role, i)
         if name is None:
             return None
@@ -162,4 +172,7 @@ class RoleReader:
                 f"{self.t.describe()}: tensor {self.key(name + '.bias')} is present, but "
                 f"{self.arch.label} use RMSNorm, which has no bias (transformers would drop it)",
             )
-        return self.get(name + ".weight", shape=(d,)), bias
+        gamma = self.get(name + ".weight", shape=(d,))  # [d]
+        if offset and self.arch.norm_offset:
+            gamma = gamma + self.dtype.type(self.arch.norm_offset)  # a new array, not a view
+        return gamma, bias

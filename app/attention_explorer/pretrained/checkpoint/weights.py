@@ -26,13 +26,15 @@ from attention_explorer.engine import AttentionInputs
 from attention_explorer.kernels.numpy_ops import ACTIVATIONS
 from attention_explorer.pretrained.architecture import Architecture, check_config
 from attention_explorer.pretrained.checkpoint import stored as storage
+from attention_explorer.pretrained.checkpoint.fused_layouts import fused_qkv, gate_up
 from attention_explorer.pretrained.checkpoint.role_reader import Norm, RoleReader
 from attention_explorer.pretrained.checkpoint.stored import StoredTable
 from attention_explorer.pretrained.checkpoint.tensor_file import TensorFile
 from attention_explorer.pretrained.checkpoint.validate import check_config_values
 from attention_explorer.pretrained.families import SUPPORTED_TEXT, architecture_for
+from attention_explorer.pretrained.layer_plan import ModelSettings, model_settings
 from attention_explorer.pretrained.model_errors import ModelError
-from attention_explorer.pretrained.rotary import rope_frequencies
+from attention_explorer.pretrained.rope_plan import RotaryPlan, rotary_plan
 
 __all__ = [
     "SUPPORTED_TEXT",
@@ -49,8 +51,9 @@ class LayerWeights:
     """One transformer layer. Attention: ``W_Q [d, h*d_k]``, ``W_K/W_V [d, kv*d_k]``,
     ``W_O [h*d_k, d]``, biases or None, QK-norm's ``q_norm``/``k_norm`` ``[d_k]`` or None.
     ``ln_attn``/``ln_ffn`` are (gamma, beta) pairs around the sublayers (where, the record's
-    ``norm_placement`` says). Feed-forward: ``W_in [d, d_ff]``, ``W_gate [d, d_ff]`` (gated
-    only), ``W_out [d_ff, d]``.
+    ``norm_placement`` says; None where the family has none), ``ln_attn_out``/``ln_ffn_out``
+    the norms of the sublayers' outputs (Gemma 2, OLMo 2) or None. Feed-forward:
+    ``W_in [d, d_ff]``, ``W_gate [d, d_ff]`` (gated only), ``W_out [d_ff, d]``.
     """
 
     W_Q: np.ndarray
@@ -61,8 +64,8 @@ class LayerWeights:
     b_V: np.ndarray | None
     W_O: np.ndarray
     b_O: np.ndarray | None
-    ln_attn: Norm
-    ln_ffn: Norm
+    ln_attn: Norm | None
+    ln_ffn: Norm | None
     W_in: np.ndarray
     b_in: np.ndarray | None
     W_out: np.ndarray
@@ -71,8 +74,10 @@ class LayerWeights:
     b_gate: np.ndarray | None = None
     W_QKV: np.ndarray | None = None  # [d, h*d_k + 2 kv*d_k]: W_Q, W_K, W_V are views of it
     b_QKV: np.ndarray | None = None  # [h*d_k + 2 kv*d_k], when any of Q, K, V has a bias
-    q_norm: np.ndarray | None = None  # [d_k] QK-norm's RMSNorm weight on each head's q
-    k_norm: np.ndarray | None = None  # [d_k] the same on each head's k
+    q_norm: np.ndarray | None = None  # [d_k] QK-norm's weight on each head's q, as stored
+    k_norm: np.ndarray | None = None  # [d_k] the same on each head's k (OLMo 2: [h*d_k])
+    ln_attn_out: Norm | None = None  # the norm of the attention's output (before the residual)
+    ln_ffn_out: Norm | None = None  # the norm of the feed-forward's output
 
     def projection_inputs(self, x: np.ndarray) -> AttentionInputs:
         """The engine's projection-mode inputs of this layer's attention on ``x [n, d]``."""
@@ -107,7 +112,7 @@ class ModelWeights:
 
     name: str
     arch: Architecture
-    config: Mapping
+    config: Mapping  # config.json (with the model RoPE's keys where layers read others)
     heads: int
     kv_heads: int
     d_model: int
@@ -123,8 +128,15 @@ class ModelWeights:
     ln_embed: Norm | None  # BERT's embedding LayerNorm
     layers: Sequence[LayerWeights]  # converted on first use (see StoredLayers)
     head: OutputHead | None = None
-    rope: np.ndarray | None = None  # [d_k/2] RoPE inverse frequencies (rotary families)
+    rope: np.ndarray | None = None  # [r/2] RoPE inverse frequencies (rotary; short texts)
+    rotary: RotaryPlan | None = None  # RoPE as the run applies it (scaling, partial rotary)
+    parallel: bool = False  # parallel residual: h + attn(norm_1 h) + ffn(norm_2 h)
     window: int | None = None  # sliding window: keys this many positions back are hidden
+    kinds: tuple = ()  # [layers] each layer's LayerKind: window, RoPE keys (empty: alike)
+    rotaries: tuple = ()  # [layers] each layer's RotaryPlan, None: no RoPE (empty: ``rotary``)
+    score_cap: float | None = None  # scores -> cap * tanh(scores / cap) before the mask
+    logit_cap: float | None = None  # logits -> cap * tanh(logits / cap)
+    embed_scale: float | None = None  # the embeddings' multiplier (cast to the run's dtype)
     dtype: str = "float64"  # the dtype of every converted weight
     library: str = "numpy"  # "torch" when every array is a tensor (torch_weights.on_torch)
     stored: _Stored | None = field(default=None, compare=False, repr=False)
@@ -133,6 +145,14 @@ class ModelWeights:
     def family(self) -> str:
         """The family's registry key (``bert``, ``gpt2``…)."""
         return self.arch.family
+
+    def window_of(self, layer: int) -> int | None:
+        """Layer ``layer``'s sliding window (None: every earlier key is seen)."""
+        return self.kinds[layer].window if self.kinds else self.window
+
+    def rotary_of(self, layer: int):
+        """Layer ``layer``'s RoPE (a RotaryPlan), None when its q and k are not rotated."""
+        return self.rotaries[layer] if self.rotaries else self.rotary
 
     @property
     def n_layers(self) -> int:
@@ -167,6 +187,8 @@ def _attention(r: RoleReader, i: int, d: int, d_q: int, d_kv: int) -> dict:
     instead of three: 0.5 ms less a layer at 256 tokens on 2 cores)."""
     if "qkv" in r.arch.tensors:
         W, b = r.linear("qkv", i, d, d_q + 2 * d_kv)  # [d, d_q + 2 d_kv], [d_q + 2 d_kv]
+        heads, _, d_k = _head_sizes(r.sizes)
+        W, b = fused_qkv(W, b, r.arch.qkv_layout, heads, d_k, r.dry)  # q, k, v in blocks
     else:
         pairs = [r.linear(role, i, d, width) for role, width in zip("qkv", (d_q, d_kv, d_kv))]
         if not r.rows:  # converted for one run: the three as read
@@ -191,25 +213,34 @@ def _attention(r: RoleReader, i: int, d: int, d_q: int, d_kv: int) -> dict:
 
 def _layer(r: RoleReader, i: int, sizes: dict, d_q: int, d_kv: int) -> LayerWeights:
     d, d_ff = sizes["d_model"], sizes.get("d_ff")  # d_ff None: any width (GPT-2's 4 d)
+    d_k = _head_sizes(sizes)[2]
     W_O, b_O = r.linear("o", i, d_q, d)
-    W_in, b_in = r.linear("ffn_in", i, d, d_ff)
+    W_gate, b_gate = None, None
+    if "ffn_gate_up" in r.arch.tensors:  # fused gate and up projections (Phi-3)
+        W, b = r.linear("ffn_gate_up", i, d, None if d_ff is None else 2 * d_ff)
+        (W_gate, b_gate), (W_in, b_in) = gate_up(W, b, W.shape[1] // 2, r.rows)
+    else:
+        W_in, b_in = r.linear("ffn_in", i, d, d_ff)
     d_ff = W_in.shape[1]
     W_out, b_out = r.linear("ffn_out", i, d_ff, d)
-    gated = r.arch.mlp == "gated"
-    W_gate, b_gate = r.linear("ffn_gate", i, d, d_ff) if gated else (None, None)
+    if r.arch.mlp == "gated" and W_gate is None:
+        W_gate, b_gate = r.linear("ffn_gate", i, d, d_ff)
+    shared = r.arch.parallel(r.config) and r.arch.parallel_norm == "shared"
     return LayerWeights(
         **_attention(r, i, d, d_q, d_kv),
         W_O=W_O,
         b_O=b_O,
         ln_attn=r.norm("attn_norm", i, d),
-        ln_ffn=r.norm("ffn_norm", i, d),
+        ln_attn_out=r.norm("attn_out_norm", i, d),
+        ln_ffn_out=r.norm("ffn_out_norm", i, d),
+        ln_ffn=None if shared else r.norm("ffn_norm", i, d),
         W_in=W_in,
         b_in=b_in,
         W_out=W_out,
         b_out=b_out,
         W_gate=W_gate,
         b_gate=b_gate,
-        **r.qk_norms(i, _head_sizes(sizes)[2]),
+        **r.qk_norms(i, *((d_q, d_kv) if r.arch.qk_norm_over == "all" else (d_k,) * 2)),
     )
 
 
@@ -222,11 +253,11 @@ def _head(r: RoleReader, word: StoredTable, d: int) -> OutputHead | None:
     with different values)."""
     kind, rows, tied = r.arch.head, word.shape[0], r.arch.ties(r.config)
     if kind == "lm":
-        _no_head_bias(r)
+        bias = _head_bias(r, rows)
         decoder = r.table("lm_head", (rows, d)) if r.has("lm_head") else word if tied else None
         if decoder is None:  # a base model: no output weights to make logits from
             return None
-        return OutputHead("lm", decoder, None, r.norm("final_norm", None, d))
+        return OutputHead("lm", decoder, bias, r.norm("final_norm", None, d))
     if kind == "mlm" and r.has("mlm_dense", None, ".weight"):
         W, b = r.linear("mlm_dense", None, d, d)
         decoder = r.table("mlm_decoder", (rows, d)) if r.has("mlm_decoder") else word
@@ -236,6 +267,15 @@ def _head(r: RoleReader, word: StoredTable, d: int) -> OutputHead | None:
         bias = r.small(role, shape=(rows,))  # [vocab]
         return OutputHead("mlm", decoder, bias, r.norm("mlm_norm", None, d), W, b)
     return None
+
+
+def _head_bias(r: RoleReader, rows: int) -> np.ndarray | None:
+    """The LM head's bias ``[vocab]`` where the family has one (Phi's ``lm_head.bias``,
+    required), else None after :func:`_no_head_bias`."""
+    if not r.arch.head_bias:
+        _no_head_bias(r)
+        return None
+    return r.get(r.name("lm_head").removesuffix(".weight") + ".bias", shape=(rows,))
 
 
 def _no_head_bias(r: RoleReader) -> None:
@@ -268,6 +308,7 @@ class _Stored:
     checked sizes, and each layer's tensor names and element count (learnt without reading)."""
 
     tensors: TensorFile
+    config: dict  # config.json as read (ModelWeights.config holds the model RoPE's keys)
     sizes: dict
     keys: tuple[tuple[str, ...], ...]  # [layers] tensor names of each layer
     elements: tuple[int, ...]  # [layers] values in each layer
@@ -300,10 +341,15 @@ def check_config_alone(arch: Architecture, cfg: dict, config_path: Path) -> dict
     the first refusal."""
     check_config(arch, cfg, ACTIVATIONS)
     sizes = check_config_values(arch, cfg, config_path)
-    if arch.positions == "rotary":
-        rope_frequencies(cfg, _head_sizes(sizes)[2])
-    _window(arch, cfg)
+    _settings(arch, cfg, sizes)
     return sizes
+
+
+def _settings(arch: Architecture, cfg: dict, sizes: dict) -> ModelSettings:
+    """Each layer's window and RoPE, the soft-caps and the embedding multiplier, checked
+    (:mod:`~attention_explorer.pretrained.layer_plan`)."""
+    d_k = _head_sizes(sizes)[2]
+    return model_settings(arch, cfg, sizes["layers"], lambda c: rotary_plan(arch, c, d_k))
 
 
 def _survey(arch: Architecture, cfg: dict, tensors: TensorFile) -> _Stored:
@@ -314,16 +360,19 @@ def _survey(arch: Architecture, cfg: dict, tensors: TensorFile) -> _Stored:
     keys, elements = [], []
     for i in range(sizes["layers"]):
         dry = RoleReader(arch, tensors, dry=True, config=cfg)
+        dry.sizes = sizes
         build(dry, i)
         keys.append(tuple(dict.fromkeys(dry.seen)))
         elements.append(sum(int(np.prod(tensors.info(k)[1])) for k in keys[-1]))
-    return _Stored(tensors, sizes, tuple(keys), tuple(elements))
+    return _Stored(tensors, dict(cfg), sizes, tuple(keys), tuple(elements))
 
 
 def _build(arch: Architecture, cfg: dict, survey: _Stored, name: str, dtype, word=None):
     """The ModelWeights in ``dtype``; ``word``: the word table to share (one per checkpoint)."""
     r = RoleReader(arch, survey.tensors, dtype, rows=survey.keep(dtype), config=cfg)
-    sizes = survey.sizes
+    sizes = r.sizes = survey.sizes
+    settings = _settings(arch, cfg, sizes)
+    plan = settings.rope  # the model's RoPE: its first rotary layer's
     heads, kv_heads, d_k = _head_sizes(sizes)
     d = sizes["d_model"]
     n_layers, max_positions = sizes["layers"], sizes["max_positions"]
@@ -336,12 +385,12 @@ def _build(arch: Architecture, cfg: dict, survey: _Stored, name: str, dtype, wor
     return ModelWeights(
         name=name,
         arch=arch,
-        config=dict(cfg),
+        config=dict(cfg) if settings.rope_keys is None else {**cfg, **settings.rope_keys},
         heads=heads,
         kv_heads=kv_heads,
         d_model=d,
         d_k=d_k,
-        max_positions=max_positions,
+        max_positions=_context(plan, max_positions),
         eps=arch.eps(cfg),
         activation=arch.activation(cfg),
         causal=arch.is_causal(cfg),
@@ -352,16 +401,27 @@ def _build(arch: Architecture, cfg: dict, survey: _Stored, name: str, dtype, wor
         ln_embed=r.norm("embed_norm", None, d),
         layers=layers,
         head=_head(r, word, d),
-        rope=rope_frequencies(cfg, d_k) if arch.positions == "rotary" else None,
-        window=_window(arch, cfg),
+        rope=None if plan is None else plan.frequencies(),
+        rotary=plan,
+        parallel=arch.parallel(cfg),
+        window=settings.window,
+        kinds=settings.kinds,
+        rotaries=settings.ropes,
+        score_cap=settings.score_cap,
+        logit_cap=settings.logit_cap,
+        embed_scale=settings.embed_scale,
         dtype=np.dtype(dtype).name,
         stored=survey,
     )
 
 
-def _window(arch: Architecture, cfg: dict) -> int | None:
-    value = cfg.get(arch.window_key) if arch.window_key else None
-    return None if value is None else int(value)
+def _context(plan: RotaryPlan | None, max_positions: int) -> int:
+    """The longest text the model reads: ``max_position_embeddings``, or ``factor`` times
+    that under a dynamic rope scaling (made to stretch the context: it changes the base only
+    beyond ``max_position_embeddings``)."""
+    if plan is not None and plan.scaling.kind == "dynamic":
+        return max(max_positions, int(plan.scaling.factor * max_positions))
+    return max_positions
 
 
 def _config_error(folder: Path, exc: Exception) -> ModelError:
@@ -394,4 +454,4 @@ def in_dtype(w: ModelWeights, dtype) -> ModelWeights:
     again until a layer is used; the word table is shared."""
     if np.dtype(dtype).name == w.dtype or w.stored is None:
         return w
-    return _build(w.arch, dict(w.config), w.stored, w.name, dtype, w.word)
+    return _build(w.arch, dict(w.stored.config), w.stored, w.name, dtype, w.word)
