@@ -152,3 +152,20 @@ def tiny_scale_config(size: str, **more) -> dict:
         "vocab_size": 300,
         **more,
     }
+
+
+def layer_session(folder: Path, text: str, layer: int):
+    """Layer ``layer`` of the model in ``folder`` reading ``text`` as a session built from the
+    model run's own parts (``forward.attention_parts``): what ``from_model`` returns, without
+    its description (for layers whose RoPE the engine's setting cannot express, until
+    ``from_model`` says why in its note)."""
+    from attention_explorer.pretrained.forward import attention_input, attention_parts, run_layers
+    from attention_explorer.pretrained.open_model import load_model
+    from attention_explorer.session import SessionData
+
+    loaded = load_model(folder)
+    toks = loaded.tokenize(text)
+    w = loaded.weights
+    h, _ = run_layers(w, toks.ids, toks.type_ids, layer)
+    config, inputs = attention_parts(w, layer, attention_input(w, layer, h))
+    return SessionData(tokens=toks.tokens, config=config, inputs=inputs)

@@ -13,11 +13,21 @@ interleaved 2i, 2i+1 of the RoPE paper), and pair i turns by the angle p * f_i, 
 with cos and sin of the d_k/2 angles repeated for both halves. Because q and k each turn by
 their own position's angle, ``q'(p) . k'(s)`` depends only on p - s.
 
-Scaling variants change only the inverse frequencies: ``linear`` divides them all by
-``factor``; ``llama3`` (Llama 3.1/3.2) divides the low frequencies (wavelength above
-``original_max_position_embeddings / low_freq_factor``) by ``factor``, keeps the high ones
-(wavelength below ``original / high_freq_factor``) and blends linearly in between. The
-settings are checked where they are read (the engine's ``RopeScaling``); here is the maths.
+Scaling variants, as transformers' ``modeling_rope_utils`` computes them (here in float64):
+``linear`` divides every frequency by ``factor``; ``llama3`` (Llama 3.1/3.2) divides the low
+frequencies (wavelength above ``original_max_position_embeddings / low_freq_factor``) by
+``factor``, keeps the high ones (wavelength below ``original / high_freq_factor``) and blends
+linearly in between; ``dynamic`` (NTK) raises the base to
+``theta (factor L / max - (factor - 1))^(d / (d - 2))`` once the text's length L exceeds the
+model's ``max_position_embeddings`` (unchanged below); ``yarn`` blends interpolated
+(``/ factor``) and extrapolated frequencies along a ramp between the dimensions that turn
+``beta_fast`` and ``beta_slow`` times over the original context, and multiplies cos and sin by
+its ``attention_factor`` (``0.1 ln(factor) + 1`` unless given); ``longrope`` divides frequency
+i by ``short_factor[i]``, or ``long_factor[i]`` when the text is longer than
+``original_max_position_embeddings``, and multiplies cos and sin by
+``sqrt(1 + ln(factor) / ln(original))`` unless given. :func:`inverse_frequencies` takes the
+text's length for the two kinds that depend on it; :func:`attention_factor` gives the factor.
+The settings are checked where they are read (the engine's ``RopeScaling``); here is the maths.
 
 Also the tables added to X before the projections: sinusoidal and a seeded stand-in for a
 learned table. Shapes: n positions, d_k the head width, d the model width.
@@ -30,19 +40,77 @@ import math
 import numpy as np
 
 
-def inverse_frequencies(d_k: int, theta: float, scaling=None) -> np.ndarray:
+def inverse_frequencies(d_k: int, theta: float, scaling=None, seq_len: int | None = None):
     """The ``[d_k/2]`` angles per position step of the pairs (i, i + d_k/2), float64, for
-    every scaling type: ``scaling`` has ``kind`` (``default``, ``linear``, ``llama3``),
-    ``factor``, ``low_freq_factor``, ``high_freq_factor`` and
-    ``original_max_position_embeddings`` (None: default)."""
-    half = d_k // 2
-    inv = 1.0 / (float(theta) ** (np.arange(0, 2 * half, 2, dtype=np.float64) / d_k))  # [d_k/2]
+    every scaling type: ``scaling`` has ``kind`` (``default``, ``linear``, ``llama3``,
+    ``dynamic``, ``yarn``, ``longrope``) and the fields of the engine's ``RopeScaling`` (None:
+    default). ``d_k`` is the rotated width (a partial rotary head's first dimensions).
+    ``seq_len``: the text's length, which ``dynamic`` and ``longrope`` depend on (None: a
+    text within the original context)."""
     kind = "default" if scaling is None else scaling.kind
+    if kind == "dynamic":  # NTK: a larger base once the text outgrows the context
+        longest = max(seq_len or 0, scaling.max_position_embeddings)
+        stretch = scaling.factor * longest / scaling.max_position_embeddings - (scaling.factor - 1)
+        theta = theta * stretch ** (d_k / (d_k - 2))
+    exponents = np.arange(0, d_k, 2, dtype=np.float64) / d_k  # [d_k/2]
+    if kind == "longrope":
+        long = seq_len is not None and seq_len > scaling.original_max_position_embeddings
+        ext = np.asarray(scaling.long_factor if long else scaling.short_factor, np.float64)
+        return 1.0 / (ext * float(theta) ** exponents)  # [d_k/2]
+    inv = 1.0 / (float(theta) ** exponents)  # [d_k/2]
     if kind == "linear":
         return inv / scaling.factor
     if kind == "llama3":
         return _llama3(inv, scaling)
+    if kind == "yarn":
+        return _yarn(d_k, float(theta), scaling)
     return inv
+
+
+def attention_factor(scaling=None) -> float:
+    """The factor transformers multiplies RoPE's cos and sin by: 1, except ``yarn``
+    (``attention_factor``, else ``mscale(factor, mscale) / mscale(factor, mscale_all_dim)``
+    when both are set, else ``mscale(factor)``, with ``mscale(s, m) = 0.1 m ln(s) + 1`` for
+    s > 1) and ``longrope`` (``attention_factor``, else ``sqrt(1 + ln(factor) /
+    ln(original_max_position_embeddings))`` for a factor above 1)."""
+    kind = "default" if scaling is None else scaling.kind
+    if kind not in ("yarn", "longrope"):
+        return 1.0
+    if scaling.attention_factor is not None:
+        return float(scaling.attention_factor)
+    factor = scaling.factor
+    if kind == "longrope":
+        if factor <= 1.0:
+            return 1.0
+        return math.sqrt(1 + math.log(factor) / math.log(scaling.original_max_position_embeddings))
+
+    def mscale(scale: float, m: float = 1.0) -> float:
+        return 1.0 if scale <= 1 else 0.1 * m * math.log(scale) + 1.0
+
+    if scaling.mscale and scaling.mscale_all_dim:
+        return float(mscale(factor, scaling.mscale) / mscale(factor, scaling.mscale_all_dim))
+    return mscale(factor)
+
+
+def _yarn(d_k: int, theta: float, s) -> np.ndarray:
+    """YaRN's ``[d_k/2]`` frequencies (transformers' ``_compute_yarn_parameters`` in float64):
+    interpolated (``/ factor``) below the ramp, extrapolated (as is) above it."""
+    original = s.original_max_position_embeddings
+
+    def correction_dim(rotations: float) -> float:  # the dimension turning this many times
+        return (d_k * math.log(original / (rotations * 2 * math.pi))) / (2 * math.log(theta))
+
+    low, high = correction_dim(s.beta_fast), correction_dim(s.beta_slow)
+    if s.truncate:
+        low, high = math.floor(low), math.ceil(high)
+    low, high = max(low, 0), min(high, d_k - 1)
+    if low == high:
+        high += 0.001  # transformers' guard against a zero-width ramp
+    ramp = np.clip((np.arange(d_k // 2, dtype=np.float64) - low) / (high - low), 0, 1)
+    pos_freqs = theta ** (np.arange(0, d_k, 2, dtype=np.float64) / d_k)  # [d_k/2]
+    extrapolation, interpolation = 1.0 / pos_freqs, 1.0 / (s.factor * pos_freqs)
+    keep = 1 - ramp  # [d_k/2] the share of the extrapolated frequency
+    return interpolation * (1 - keep) + extrapolation * keep  # [d_k/2]
 
 
 def _llama3(inv: np.ndarray, s) -> np.ndarray:

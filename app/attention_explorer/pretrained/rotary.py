@@ -47,50 +47,150 @@ from attention_explorer.pretrained.model_errors import ModelError
 #: Keys of a checkpoint's rope dict that do not change the numbers (or are read elsewhere).
 _IGNORED_KEYS = frozenset({"rope_type", "type", "rope_theta"})
 
+#: The keys each scaling type reads, as transformers' ``modeling_rope_utils`` does.
+_KNOWN_KEYS = {
+    "default": set(),
+    "linear": {"factor"},
+    "llama3": {"factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"},
+    "dynamic": {"factor"},
+    "yarn": {
+        "factor",
+        "original_max_position_embeddings",
+        "attention_factor",
+        "beta_fast",
+        "beta_slow",
+        "mscale",
+        "mscale_all_dim",
+        "truncate",
+    },
+    "longrope": {
+        "factor",
+        "original_max_position_embeddings",
+        "attention_factor",
+        "short_factor",
+        "long_factor",
+    },
+}
+#: The kinds whose pretraining context (``original_max_position_embeddings``) a top-level
+#: config key overrides (transformers' ``standardize_rope_params``).
+_ORIGINAL_KINDS = ("llama3", "yarn", "longrope")
 
-def scaling_from_checkpoint(mapping: Mapping | None) -> RopeScaling:
+
+def scaling_from_checkpoint(
+    mapping: Mapping | None,
+    context: Mapping | None = None,
+    partial: bool = False,
+    kinds: Mapping[str, str] | None = None,
+) -> RopeScaling:
     """The :class:`RopeScaling` of a checkpoint's ``rope_scaling`` (or ``rope_parameters``)
     dict; None: default. Keys that would change the numbers and are not implemented are
-    refused by name (AttentionInputError)."""
+    refused by name (AttentionInputError).
+
+    ``context``: the config.json the dict came from, for what the long-context kinds read
+    outside it (``max_position_embeddings``; a top-level ``original_max_position_embeddings``
+    wins over the dict's, as in transformers, and is the dict's default with
+    ``max_position_embeddings``). ``partial``: the family rotates part of each head, so a
+    ``partial_rotary_factor`` in the dict is read elsewhere (else one other than 1 is refused).
+    ``kinds``: the type names the family accepts and the kind each means (Phi-3 reads ``su``
+    and ``yarn`` as ``longrope``); None: every supported type as itself."""
     if mapping is None:
         return RopeScaling()
-    kind = str(mapping.get("rope_type", mapping.get("type", "default")))
-    if kind not in SCALING_TYPES:
-        named = "rope_type" if "rope_type" in mapping else "type"
+    context = {} if context is None else context
+    named = "rope_type" if "rope_type" in mapping else "type"
+    given = str(mapping.get("rope_type", mapping.get("type", "default")))
+    accepted = kinds if kinds is not None else {kind: kind for kind in SCALING_TYPES}
+    if given not in accepted:
         raise AttentionInputError(
             "rope_scaling",
-            f"{named} {kind!r} is not implemented; supported: {', '.join(SCALING_TYPES)}",
+            f"{named} {given!r} is not implemented; supported: {', '.join(accepted)}",
         )
-    known = {"factor"} if kind == "linear" else set()
-    if kind == "llama3":
-        known = {"factor", "low_freq_factor", "high_freq_factor"}
-        known.add("original_max_position_embeddings")
+    kind = accepted[given]
+    known = _KNOWN_KEYS[kind]
     for key, value in mapping.items():
         if key in _IGNORED_KEYS or key in known:
             continue
-        if key == "partial_rotary_factor" and float(value) == 1.0:
+        if key == "partial_rotary_factor" and (partial or float(value) == 1.0):
             continue
         raise AttentionInputError(
-            "rope_scaling", f"the key {key!r} of a {kind!r} rope scaling is not implemented"
+            "rope_scaling", f"the key {key!r} of a {given!r} rope scaling is not implemented"
         )
     values = {key: mapping[key] for key in known if key in mapping}
-    if kind == "llama3" and "original_max_position_embeddings" in values:
+    if kind in _ORIGINAL_KINDS:
+        top = context.get("original_max_position_embeddings")
+        if top is not None:
+            values["original_max_position_embeddings"] = top
+        elif "original_max_position_embeddings" not in values and "max_position_embeddings" in (
+            context
+        ):
+            values["original_max_position_embeddings"] = context["max_position_embeddings"]
+    if kind in ("dynamic", "yarn", "longrope"):
+        values.update(_long_context(kind, values, context))
+    if "original_max_position_embeddings" in values:
         values["original_max_position_embeddings"] = int(values["original_max_position_embeddings"])
     return RopeScaling(kind=kind, **values)
 
 
-def _rope_settings(config: Mapping) -> tuple[float, RopeScaling]:
-    """A rotary checkpoint's (theta, scaling) from ``rope_theta`` and ``rope_scaling`` (or the
-    newer ``rope_parameters``); a scaling type or key not implemented is a ModelError."""
+def _number(key: str, value) -> float:
+    """A rope setting that must be a number, as float; AttentionInputError naming it."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise AttentionInputError("rope_scaling", f"{key} is {value!r}; expected a number")
+    return float(value)
+
+
+def _long_context(kind: str, values: dict, context: Mapping) -> dict:
+    """The fields of a dynamic, yarn or longrope scaling beyond the dict's plain numbers: the
+    model's context length, a missing or null factor (yarn and longrope: the ratio of the
+    context to the original one, as transformers does), yarn's ``beta_fast``/``beta_slow``
+    defaults (32 and 1 when absent or 0) and longrope's factor lists as tuples."""
+    limit = context.get("max_position_embeddings")
+    if limit is None:
+        raise AttentionInputError(
+            "rope_scaling", f"a {kind} rope scaling needs config.json's max_position_embeddings"
+        )
+    out = {"max_position_embeddings": int(limit)}
+    if values.get("factor") is None:
+        if kind == "dynamic":
+            raise AttentionInputError("rope_scaling", "a 'dynamic' rope scaling needs a factor")
+        out["factor"] = int(limit) / int(values["original_max_position_embeddings"])
+    for key in ("factor", "attention_factor", "mscale", "mscale_all_dim"):
+        if values.get(key) is not None:
+            out[key] = _number(key, values[key])
+    if kind == "yarn":
+        out["beta_fast"] = _number("beta_fast", values.get("beta_fast") or 32)
+        out["beta_slow"] = _number("beta_slow", values.get("beta_slow") or 1)
+        out["truncate"] = bool(values.get("truncate", True))
+    for key in ("short_factor", "long_factor"):
+        if key in values:
+            given = values[key]
+            if not isinstance(given, (list, tuple)):
+                raise AttentionInputError("rope_scaling", f"{key} is {given!r}; expected a list")
+            out[key] = tuple(_number(key, v) for v in given)
+    return out
+
+
+def _rope_settings(config: Mapping, arch=None) -> tuple[float, RopeScaling]:
+    """A rotary checkpoint's (theta, scaling) from ``rope_scaling`` or transformers 5's
+    ``rope_parameters`` (the first wins, as in transformers) and the base: the dict's
+    ``rope_theta``, else config.json's ``rope_theta``, else GPT-NeoX's ``rotary_emb_base``; a
+    scaling type or key not implemented is a ModelError naming the key the config used.
+    ``arch``: the family's record, for its rope types, partial rotary and original context."""
     legacy, params = config.get("rope_scaling"), config.get("rope_parameters")
+    context = dict(config)
+    if arch is not None and getattr(arch, "original_context", None):
+        context.setdefault("original_max_position_embeddings", arch.original_context)
+    partial = bool(arch is not None and getattr(arch, "partial_rotary", None))
+    kinds = getattr(arch, "rope_kinds", None) if arch is not None else None
     scalings = {}  # each is checked (an unsupported type is refused, naming its key)
     for key, given in (("rope_scaling", legacy), ("rope_parameters", params)):
         if isinstance(given, Mapping):
-            scalings[key] = _scaling(given, key)
-    theta = config.get("rope_theta")
-    for given in (params, legacy):
+            scalings[key] = _scaling(given, key, context, partial, kinds)
+    theta = None
+    for given in (legacy, params):
         if theta is None and isinstance(given, Mapping):
             theta = given.get("rope_theta")
+    for key in ("rope_theta", "rotary_emb_base"):
+        if theta is None:
+            theta = config.get(key)
     chosen = scalings.get("rope_scaling", scalings.get("rope_parameters", RopeScaling()))
     return float(theta or DEFAULT_THETA), chosen
 
@@ -176,11 +276,11 @@ def rotary_note(w) -> str:
     )
 
 
-def _scaling(rope: Mapping, key: str) -> RopeScaling:
+def _scaling(rope: Mapping, key: str, context=None, partial=False, kinds=None) -> RopeScaling:
     """The scaling of the config's ``key`` (``rope_scaling``, or ``rope_parameters`` as
     transformers 5 writes it); a ModelError naming that key when it is refused."""
     try:
-        return scaling_from_checkpoint(rope)
+        return scaling_from_checkpoint(rope, context, partial, kinds)
     except AttentionInputError as exc:
         raise ModelError("config", f"config.json {key}: {exc.message}") from None
 
