@@ -83,14 +83,18 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     """Estimate, sweep, write, and print the strongest heads."""
     import numpy as np
 
+    from attention_explorer.pretrained.checkpoint.text_limits import check_text_length
     from attention_explorer.pretrained.open_model import load_model
     from attention_explorer.pretrained.sweep import run_sweep, sweep_estimate
+    from attention_explorer.writing.output_policy import check_output
 
     out = Path(args.out).expanduser()
     if out.suffix.lower() not in SUFFIXES:
         raise _usage(f"--out must end in {', '.join(SUFFIXES)}, not {out.name!r}")
     if not out.parent.is_dir():
         raise _usage(f"the folder {out.parent} does not exist")
+    check_output(out)  # refused before the model is loaded, as model and compute do
+    check_text_length(args.model, args.text)  # before reading or tokenizing anything
     loaded = load_model(args.model)
     w = loaded.weights
     seconds = sweep_estimate(loaded, args.text, dtype=args.dtype)

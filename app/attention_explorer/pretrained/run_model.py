@@ -28,6 +28,7 @@ import numpy as np
 from attention_explorer.engine import AttentionInputError, Backend
 from attention_explorer.engine.backend import ArrayLib
 from attention_explorer.engine.blas_threads import blas_threads
+from attention_explorer.pretrained.checkpoint.text_limits import check_text_length
 from attention_explorer.pretrained.checkpoint.weights import ModelWeights, in_dtype
 from attention_explorer.pretrained.forward import (
     attention_input,
@@ -318,6 +319,7 @@ def model_run(
     if dtype not in DTYPES:
         raise ModelError("dtype", f"dtype {dtype!r} is not one of {', '.join(DTYPES)}")
     check_threads(threads)
+    check_text_length(model, text)  # the quick bound every entry runs before tokenizing
     loaded = load_model(model)
     toks = loaded.tokenize(text)
     engine = model_backend(backend)

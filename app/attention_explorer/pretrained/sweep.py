@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attention_explorer.pretrained.checkpoint.text_limits import check_text_length
 from attention_explorer.pretrained.model_errors import ModelError
 from attention_explorer.pretrained.open_model import LoadedModel, load_model
 from attention_explorer.pretrained.run_model import ModelRun, model_run
@@ -107,6 +108,7 @@ def sweep_estimate(
     model, text: str, dtype: str = "float32", backend: str = "numpy", threads: int | None = None
 ) -> float:
     """Seconds a knockout sweep of ``text`` should take here, from two timed runs."""
+    check_text_length(model, text)  # before reading or tokenizing anything
     loaded = load_model(model)
     w = loaded.weights
     options = {"dtype": dtype, "backend": backend, "threads": threads}
@@ -129,6 +131,7 @@ def run_sweep(
     threads: int | None = None,
 ) -> SweepResult:
     """The sweep with what it measured; see :func:`knockout_sweep`."""
+    check_text_length(model, text)  # before reading or tokenizing anything
     loaded = load_model(model)
     kwargs = {"dtype": dtype, "backend": backend, "threads": threads}
     base = model_run(loaded, text, edits=edits, **kwargs)
