@@ -350,11 +350,33 @@ _PROJECTIONS = (
     "attention.self.query.bias",
     "attention.self.key.weight",
     "attention.self.key.bias",
+    "attention.q_lin.weight",
+    "attention.q_lin.bias",
+    "attention.k_lin.weight",
+    "attention.k_lin.bias",
 )
 _QK_NORMS = ("self_attn.q_norm.weight", "self_attn.k_norm.weight")
 
 
-def query_key_parts(tensors: dict) -> dict:
+def _fused_rows(name: str, rows: int, config: dict) -> tuple | None:
+    """The index of the query and key rows of a fused ``[out, in]`` projection (or its bias):
+    GPT-NeoX's ``query_key_value`` (per head [q, k, v]) and Phi-3's ``qkv_proj`` (all q, all
+    k, all v); None for any other tensor."""
+    heads = config.get("num_attention_heads", 1)
+    d_k = config.get("head_dim") or config.get("hidden_size", 0) // heads
+    if name.endswith(("attention.query_key_value.weight", "attention.query_key_value.bias")):
+        return (torch.arange(rows) % (3 * d_k) < 2 * d_k,)
+    if name.endswith(("self_attn.qkv_proj.weight", "self_attn.qkv_proj.bias")):
+        kv = config.get("num_key_value_heads") or heads
+        return (slice(0, (heads + kv) * d_k),)
+    return None
+
+
+def _folder_config(folder: Path) -> dict:
+    return json.loads((Path(folder) / "config.json").read_text(encoding="utf-8"))
+
+
+def query_key_parts(tensors: dict, config: dict | None = None) -> dict:
     """{name: index} of the parts of ``tensors`` (checkpoint or parameter names) that scale
     a query or a key: the QK-norm weights where there are some (Qwen3: a norm after the
     projection would undo their scale), else Llama-family ``q_proj``/``k_proj`` and BERT
@@ -366,6 +388,9 @@ def query_key_parts(tensors: dict) -> dict:
     for name, tensor in tensors.items():
         if name.endswith(("attn.c_attn.weight", "attn.c_attn.bias")):
             parts[name] = (..., slice(0, 2 * tensor.shape[-1] // 3))
+        rows = _fused_rows(name, tensor.shape[0], config or {})
+        if rows is not None:
+            parts[name] = rows
     return parts
 
 
@@ -375,14 +400,25 @@ def mean_row_max(attentions: np.ndarray) -> float:
     return float(attentions[:, 1:, :].max(axis=-1).mean())
 
 
+#: model_types whose QK-norm multiplies by ``1 + w``: sharpening scales ``1 + w``, not ``w``.
+OFFSET_QK_NORM_TYPES = ("gemma3_text",)
+
+
+def _qk_offset(folder: Path) -> float:
+    """1 for a checkpoint whose QK-norm weights are offsets from 1 (Gemma 3), else 0."""
+    config = json.loads((Path(folder) / "config.json").read_text(encoding="utf-8"))
+    return 1.0 if config.get("model_type") in OFFSET_QK_NORM_TYPES else 0.0
+
+
 def sharp_factor(folder: Path, ids, target: float = 0.6, steps: int = 12) -> float:
     """The factor for the query and key projections at which layer 0's mean row max is
     ``target``: bisection on log(factor) in [1/64, 64] (scores scale as factor²)."""
+    offset = _qk_offset(folder)
     model = load_float64(folder)
     params = dict(model.named_parameters())
     parts = [
         (params[name], index, params[name].detach().clone())
-        for name, index in query_key_parts(params).items()
+        for name, index in query_key_parts(params, _folder_config(folder)).items()
     ]
     if not parts:
         raise ValueError(f"no query/key projections found in {folder}")
@@ -391,7 +427,7 @@ def sharp_factor(folder: Path, ids, target: float = 0.6, steps: int = 12) -> flo
         with torch.no_grad():
             for param, index, original in parts:
                 param.copy_(original)
-                param[index] *= factor
+                param[index] = (param[index] + offset) * factor - offset
         return mean_row_max(forward_reference(model, ids).attentions[0])
 
     low, high = math.log(1 / 64), math.log(64.0)
@@ -404,11 +440,11 @@ def sharp_factor(folder: Path, ids, target: float = 0.6, steps: int = 12) -> flo
 def scale_query_key(folder: Path, factor: float) -> int:
     """Multiply the query and key parts (:func:`query_key_parts`) of every safetensors file
     in ``folder`` by ``factor``, in place; returns how many tensors changed."""
-    changed = 0
+    changed, offset = 0, _qk_offset(folder)
     for path in sorted(Path(folder).glob("*.safetensors")):
         tensors = load_file(str(path))
-        for name, index in query_key_parts(tensors).items():
-            tensors[name][index] *= factor
+        for name, index in query_key_parts(tensors, _folder_config(folder)).items():
+            tensors[name][index] = (tensors[name][index] + offset) * factor - offset
             changed += 1
         save_file(tensors, str(path), metadata={"format": "pt"})
     return changed

@@ -82,9 +82,33 @@ FAMILIES = {
         },
     ),
     "qwen2": ("Qwen2Config", "Qwen2ForCausalLM", {}),
+    "gpt_neox": (
+        "GPTNeoXConfig",
+        "GPTNeoXForCausalLM",
+        {"rotary_pct": 0.5, "rotary_emb_base": 500.0, "layer_norm_eps": 1e-5},
+    ),
     "qwen3": ("Qwen3Config", "Qwen3ForCausalLM", {"head_dim": 8}),
     "mistral": ("MistralConfig", "MistralForCausalLM", {"sliding_window": 5}),
     "gemma": ("GemmaConfig", "GemmaForCausalLM", {"head_dim": 12}),
+    "gemma2": (
+        "Gemma2Config",
+        "Gemma2ForCausalLM",
+        {"head_dim": 12, "sliding_window": 5, "attn_logit_softcapping": 8.0},
+    ),
+    "gemma3": (
+        "Gemma3TextConfig",
+        "Gemma3ForCausalLM",
+        {
+            "head_dim": 12,
+            "sliding_window": 5,
+            "layer_types": ["sliding_attention", "full_attention"],
+            "final_logit_softcapping": 3.0,
+            "rope_parameters": {
+                "full_attention": {"rope_type": "linear", "factor": 4.0, "rope_theta": 900.0},
+                "sliding_attention": {"rope_type": "default", "rope_theta": 50.0},
+            },
+        },
+    ),
 }
 ROTARY = (
     "llama",
@@ -95,12 +119,17 @@ ROTARY = (
     "qwen2",
     "qwen3",
     "mistral",
+    "gpt_neox",
     "gemma",
+    "gemma2",
+    "gemma3",
 )
 #: RMSNorms a layer runs where there are more than 2 (QK-norm, Gemma 2's sandwich norms), and
 #: rotary tables where there is more than one (Gemma 3: one a layer type).
-NORMS_PER_LAYER = {"qwen3": 4}
-ROTARY_TABLES: dict[str, int] = {}
+NORMS_PER_LAYER = {"qwen3": 4, "gemma2": 4, "gemma3": 6}
+ROTARY_TABLES: dict[str, int] = {"gemma3": 2}
+#: Rotary families whose norms are LayerNorms, which transformers runs in the model's dtype.
+LAYERNORM_ROTARY = ("gpt_neox", "phi", "stablelm")
 WEIGHTS = ("mild", "sharp")
 BACKENDS = ("numpy", "torch") + (("torch:cuda",) if torch.cuda.is_available() else ())
 
@@ -231,7 +260,9 @@ def test_the_exact_patches_ran_where_transformers_forces_float32(checkpoints, fa
     if family in ROTARY:  # one rotary table; 2 norms a layer (4 with QK-norm) and the final one
         norms = NORMS_PER_LAYER.get(family, 2) * LAYERS + 1
         rotary = ROTARY_TABLES.get(family, 1)
-        assert calls == {"rotary": rotary, "rms_norm": norms, "softmax": LAYERS}
+        expected = {"rotary": rotary, "softmax": LAYERS}
+        expected.update({} if family in LAYERNORM_ROTARY else {"rms_norm": norms})
+        assert calls == expected
     else:  # GPT-2 and BERT run nothing in float32: their stock float64 run is exact
         assert calls == {}
         case = checkpoints.get(family, "sharp")

@@ -61,12 +61,14 @@ def write_model(folder: Path, config_class: str, model_class: str, **extra) -> P
     return folder
 
 
-def rewrite_config(folder: Path, **changes) -> None:
-    """Change config.json's ``changes`` (a None value removes the key)."""
+def rewrite_config(folder: Path, null: tuple[str, ...] = (), **changes) -> None:
+    """Change config.json's ``changes`` (a None value removes the key; the keys in ``null``
+    are set to null)."""
     path = folder / "config.json"
     config = json.loads(path.read_text())
     config.update(changes)
     config = {key: value for key, value in config.items() if value is not None}
+    config.update(dict.fromkeys(null))
     path.write_text(json.dumps(config))
 
 

@@ -157,6 +157,9 @@ class Architecture:
     #: scores before the mask, and on the logits (Gemma 2).
     score_cap_key: str | None = None
     logit_cap_key: str | None = None
+    #: What transformers' config class gives keys that config.json leaves out (Gemma 2's
+    #: ``attn_logit_softcapping`` 50, ``sliding_window`` 4096…); a key set to null stays null.
+    config_defaults: Mapping[str, object] = field(default_factory=dict)
     #: Each layer's window and RoPE from the config (a ``layer_plan.LayerKind`` per layer;
     #: Gemma 2/3's local and global layers, Qwen2's max_window_layers, SmolLM3's NoPE layers);
     #: None: every layer alike (``window_key``, the model's RoPE).
@@ -221,10 +224,11 @@ class Architecture:
 
     def bias_rule(self, config: Mapping, role: str) -> tuple[bool, str | None]:
         """(whether linear ``role`` has a bias, the config key that says so or None when the
-        family fixes it)."""
+        family fixes it). An absent key takes the family's default: its first accepted value
+        (GPT-NeoX's ``attention_bias`` is true), else false."""
         rule = self.biases.get(role, True)
         if isinstance(rule, str):
-            return bool(config.get(rule, False)), rule
+            return bool(config.get(rule, self.accepted.get(rule, (False,))[0])), rule
         return bool(rule), None
 
     def ties(self, config: Mapping) -> bool:

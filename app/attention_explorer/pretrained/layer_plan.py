@@ -50,10 +50,10 @@ class ModelSettings:
     embed_scale: float | None  # the embeddings' multiplier
 
 
-def positive(config: Mapping, key: str, integer: bool = False) -> float | int | None:
-    """``config[key]`` as a positive number (an integer with ``integer``), None when absent
-    or null; a ModelError naming the key otherwise."""
-    value = config.get(key)
+def positive(config: Mapping, key: str, integer: bool = False, default=None) -> float | int | None:
+    """``config[key]`` (``default`` when absent) as a positive number (an integer with
+    ``integer``), None when null; a ModelError naming the key otherwise."""
+    value = config.get(key, default)
     if value is None:
         return None
     number = isinstance(value, (int, float)) and not isinstance(value, bool)
@@ -110,6 +110,11 @@ def plan(arch, config: Mapping, n_layers: int) -> tuple[LayerKind, ...]:
     return (LayerKind(window=window),) * n_layers
 
 
+def _cap(arch, config: Mapping, key: str | None) -> float | None:
+    """The soft cap config key ``key`` sets (the family's default when absent), or None."""
+    return None if key is None else positive(config, key, default=arch.config_defaults.get(key))
+
+
 def model_settings(
     arch, config: Mapping, n_layers: int, rope_of: Callable[[Mapping], object]
 ) -> ModelSettings:
@@ -139,7 +144,7 @@ def model_settings(
         rope=next((r for r in ropes if r is not None), None),
         rope_keys=next((k.rope for k, r in zip(kinds, ropes) if r is not None), None),
         window=windows[0] if windows and len(set(windows)) == 1 else None,
-        score_cap=positive(config, arch.score_cap_key) if arch.score_cap_key else None,
-        logit_cap=positive(config, arch.logit_cap_key) if arch.logit_cap_key else None,
+        score_cap=_cap(arch, config, arch.score_cap_key),
+        logit_cap=_cap(arch, config, arch.logit_cap_key),
         embed_scale=scale,
     )
