@@ -37,6 +37,7 @@ from .errors import CausalError, PatchCancelled
 from .runs import (
     CachedRun,
     Prepared,
+    Readout,
     block_output,
     cached_run,
     copy,
@@ -47,6 +48,11 @@ from .runs import (
     token_text,
 )
 
+#: BLAS threads of a patching map by default: its products are small (a partial run per
+#: cell of a short text), and on the 2-core machine under load one thread made a 16-token
+#: MiniLM-sized map 12x faster than every core (3.6 s against 42.7 s; see
+#: diagnostics/patch_bench.py). ``threads=None`` gives BLAS every core.
+PATCH_THREADS = 1
 #: The sites and the name of each map's second axis.
 SITES = {"resid_pre": "position", "attn_out": "position", "head_out": "head", "pattern": "head"}
 
@@ -162,9 +168,9 @@ def check_patch(
 
 
 def patched_final(w, target: CachedRun, source: CachedRun, site: str, layer: int, index):
-    """The residual after every block ``[n, d]`` of ``target``'s run with ``source``'s
-    activation at ``site`` of block ``layer`` copied in: position(s) or head(s) ``index``
-    (an int, a list, or ``slice(None)`` for all)."""
+    """The residual after every block at the last position ``[1, d]`` of ``target``'s run
+    with ``source``'s activation at ``site`` of block ``layer`` copied in: position(s) or
+    head(s) ``index`` (an int, a list, or ``slice(None)`` for all)."""
     if site == "resid_pre":
         h = copy(target.hidden[layer])  # [n, d]
         h[index] = source.hidden[layer][index]
@@ -193,6 +199,7 @@ def metric_map(
     """The raw metric ``logit[a] − logit[b]`` (``pair`` = (a, b)) of ``target`` patched at
     each cell of ``site`` with ``source``'s activation: ``[layers, positions | heads]``."""
     w = prepared.w
+    readout = Readout(prepared, pair, (target, source))
     width = len(target.ids) if SITES[site] == "position" else w.heads
     out = np.empty((w.n_layers, width))  # [layers, positions | heads]
     total = out.size
@@ -200,8 +207,7 @@ def metric_map(
         for index in range(width):
             if cancelled is not None and cancelled():
                 raise PatchCancelled()
-            logits = last_logits(w, patched_final(w, target, source, site, layer, index))
-            out[layer, index] = logits[pair[0]] - logits[pair[1]]
+            out[layer, index] = readout(patched_final(w, target, source, site, layer, index))
             if progress is not None:
                 progress(layer * width + index + 1, total)
     return out
@@ -224,13 +230,14 @@ def patch(
     backend: str = "numpy",
     progress: Callable[[int, int], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
-    threads: int | None = None,
+    threads: int | None = PATCH_THREADS,
 ) -> PatchResult:
     """Patch each activation of ``site`` from the clean run into the corrupted run; see the
     module docstring. ``answer`` and ``wrong`` are tokens as the token strip shows them (or
     ids). ``progress(done, total)`` after each cell; ``cancelled()`` is asked before each and
     stops with :class:`PatchCancelled`; :func:`patch_estimate` gives the time first.
-    ``threads`` caps the BLAS threads (None: every core; the window passes 1). Raises
+    ``threads`` caps the BLAS threads (default :data:`PATCH_THREADS`; None: every core).
+    Raises
     :class:`CausalError` (one line) for prompts of different lengths, a metric equal on both
     prompts, a token the vocabulary lacks or a model without an output head."""
     started = time.perf_counter()
@@ -274,7 +281,7 @@ def patch_estimate(
     site: str = "resid_pre",
     dtype: str = "float32",
     backend: str = "numpy",
-    threads: int | None = None,
+    threads: int | None = PATCH_THREADS,
 ) -> float:
     """Seconds a patching map of ``site`` on prompts like ``text`` should take here, from a
     timed run: two cached runs plus, per cell, the blocks from its layer on."""

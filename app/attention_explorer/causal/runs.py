@@ -31,6 +31,7 @@ from attention_explorer.pretrained.checkpoint.weights import ModelWeights, in_dt
 from attention_explorer.pretrained.forward import (
     attention_input,
     embed,
+    norm,
     output_logits,
     rest_of_layer,
 )
@@ -211,17 +212,65 @@ def cached_run(prepared: Prepared, text: str) -> CachedRun:
 
 
 def run_from(w: ModelWeights, layer: int, h, attn=None):
-    """The residual after every block ``[n, d]``, continuing from block ``layer`` with the
-    residual ``h [n, d]`` entering it; with ``attn [n, d]`` that block's attention output is
-    ``attn`` instead of its own."""
+    """The residual after every block at the last position ``[1, d]``, continuing from block
+    ``layer`` with the residual ``h [n, d]`` entering it; with ``attn [n, d]`` that block's
+    attention output is ``attn`` instead of its own. The last block's feed-forward runs on
+    the last row alone (what follows the attention is row by row)."""
+    last = w.n_layers - 1
     start = layer
     if attn is not None:
-        h = rest_of_layer(w, layer, h, attn)
+        rows = slice(-1, None) if layer == last else slice(None)
+        h = rest_of_layer(w, layer, h[rows], attn[rows])
         start = layer + 1
     for block in range(start, w.n_layers):
         _, a = attend(w, block, attention_input(w, block, h))  # [heads, n, n], [n, d]
-        h = rest_of_layer(w, block, h, a)
-    return h
+        rows = slice(-1, None) if block == last else slice(None)
+        h = rest_of_layer(w, block, h[rows], a[rows])  # [n, d]; [1, d] after the last
+    return h[-1:]
+
+
+def _features(w: ModelWeights, x):
+    """What the output head multiplies by the unembedding, for ``x [rows, d]`` (the final
+    norm; a masked-LM head's dense layer, activation and norm): ``[rows, d]``. The same
+    steps as ``forward.output_logits`` before its product (:class:`Readout` checks it)."""
+    head, o = w.head, ops_for(x)
+    if head.kind == "mlm":
+        x = o.ACTIVATIONS[w.activation](o.linear(x, head.W_dense, head.b_dense))
+        return norm(w, x, head.norm)
+    return norm(w, x, head.norm) if head.norm is not None else x
+
+
+class Readout:
+    """``logit[a] − logit[b]`` at the last position of a final residual: the head's features
+    times ``W_U[a] − W_U[b]`` (two rows of the unembedding, not the whole vocabulary), or
+    the full output head where that would differ (a cap on the logits, or any step the
+    features do not follow: checked on the runs given)."""
+
+    def __init__(self, prepared: Prepared, pair: tuple[int, int], runs: Sequence[CachedRun]):
+        w = self.w = prepared.w
+        self.pair = pair
+        rows = w.head.decoder.rows(list(pair), np.dtype(prepared.dtype))  # [2, d]
+        self.direction = rows[0] - rows[1]  # [d]
+        bias = w.head.bias
+        self.bias = 0.0 if bias is None else float(host(bias[pair[0]] - bias[pair[1]]))
+        self.fast = getattr(w, "logit_cap", None) is None
+        tolerance = 1e-4 if prepared.dtype == "float32" else 1e-9
+        for run in runs:
+            full = self.full(run.final[-1:])
+            if self.fast and abs(self(run.final[-1:]) - full) > tolerance * (1 + abs(full)):
+                self.fast = False
+
+    def full(self, final) -> float:
+        """The metric from the whole output head."""
+        logits = last_logits(self.w, final)  # [vocab]
+        return float(logits[self.pair[0]] - logits[self.pair[1]])
+
+    def __call__(self, final) -> float:
+        """The metric of ``final [rows, d]`` (its last row)."""
+        if not self.fast:
+            return self.full(final)
+        x = _features(self.w, final[-1:])  # [1, d]
+        return float(host(x @ self.direction)[0]) + self.bias
 
 
 def last_logits(w: ModelWeights, final) -> np.ndarray:
