@@ -10,10 +10,11 @@ from attention_explorer.diagnostics import llama_scale_bench as bench
 from attention_explorer.pretrained import model_run
 from tests.models.conftest import tiny_scale_config
 
-@pytest.mark.parametrize("name", ["qwen2.5-0.5b", "qwen3-0.6b"])
+@pytest.mark.parametrize("name", ["qwen2.5-0.5b", "qwen3-0.6b", "gemma-3-1b"])
 def test_tiny_checkpoint_is_sharded_bf16_and_runs(tmp_path, monkeypatch, name):
     monkeypatch.setattr(bench, "SHARD_BYTES", 8 * 1024)
-    tiny = tiny_scale_config(name, head_dim=8)
+    more = {"layer_types": ["sliding_attention", "full_attention"], "sliding_window": 4}
+    tiny = tiny_scale_config(name, head_dim=8, **(more if name.startswith("gemma") else {}))
     size = bench.write_checkpoint(tmp_path, tiny)
     assert size == 2 * sum(int(np.prod(s)) for s in bench.tensor_shapes(tiny).values())
     assert len(list(tmp_path.glob("model-*-of-*.safetensors"))) > 1
