@@ -109,6 +109,7 @@ FAMILIES = {
             },
         },
     ),
+    "olmo2": ("Olmo2Config", "Olmo2ForCausalLM", {"eos_token_id": 0}),
 }
 ROTARY = (
     "llama",
@@ -123,10 +124,11 @@ ROTARY = (
     "gemma",
     "gemma2",
     "gemma3",
+    "olmo2",
 )
 #: RMSNorms a layer runs where there are more than 2 (QK-norm, Gemma 2's sandwich norms), and
 #: rotary tables where there is more than one (Gemma 3: one a layer type).
-NORMS_PER_LAYER = {"qwen3": 4, "gemma2": 4, "gemma3": 6}
+NORMS_PER_LAYER = {"qwen3": 4, "gemma2": 4, "gemma3": 6, "olmo2": 4}
 ROTARY_TABLES: dict[str, int] = {"gemma3": 2}
 #: Rotary families whose norms are LayerNorms, which transformers runs in the model's dtype.
 LAYERNORM_ROTARY = ("gpt_neox", "phi", "stablelm")
