@@ -21,6 +21,7 @@ import examples_basic as basic
 import examples_experiments as experiments
 import examples_induction as induction
 import examples_pizza_hindi as pizza
+import examples_variants as variants
 from example_kit import TUTORIAL, trace_of
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,6 +55,7 @@ def build_all() -> list[dict]:
         basic.heads_not_dividing(toy),
         basic.minilm_it_cat(),
         induction.document(),
+        *variants.documents(),
     ]
     for d in docs:
         source = d["experiment"].get("source")

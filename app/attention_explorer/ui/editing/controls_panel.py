@@ -9,6 +9,7 @@ from __future__ import annotations
 from PySide6.QtCore import QSignalBlocker, Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
+    QDoubleSpinBox,
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
@@ -26,6 +27,7 @@ from attention_explorer.engine import (
     torch_missing_reason,
 )
 from attention_explorer.engine.config import OPTIONS
+from attention_explorer.engine.variants.norm_weights import refit_norm_weights
 from attention_explorer.session import History, Session, resize
 from attention_explorer.ui.editing.token_strip import (
     MAX_TOKENS as STRIP_MAX_TOKENS,
@@ -42,7 +44,11 @@ MODE_LABELS = OPTIONS["mode"]
 POSITIONAL_TIP = "Position information: a table added to X, or RoPE turning each head's q and k"
 #: Undo labels of the sliders and spin boxes: one drag of these folds into a single undo step.
 #: A pick from a list (heads, mask, normaliser ...) is always a step of its own.
-DRAGGED_CONTROLS = frozenset({"Tokens", "d_model", "d_k", "Temperature", "Scale factor", "Padding"})
+DRAGGED_CONTROLS = frozenset(
+    {"Tokens", "d_model", "d_k", "Temperature", "Scale factor", "Padding", "Soft cap", "Window"}
+    | {"Rotary fraction"}
+)
+QK_NORM_LABELS = OPTIONS["qk_norm"]
 
 
 def _combo(options: dict[str, str], tooltip: str) -> QComboBox:
@@ -61,6 +67,22 @@ def position_refusal(config, positional: str) -> str | None:
     except AttentionInputError as exc:
         return str(exc)
     return None
+
+
+def _off_spin(spin, maximum, tooltip: str):
+    """A spin box from 0 ("off") to ``maximum``."""
+    spin.setRange(0, maximum)
+    spin.setSpecialValueText("off")
+    spin.setToolTip(tooltip + " (0: off)")
+    return spin
+
+
+def _with_qk_norm(data, kind: str):
+    """``data`` with QK-norm ``kind``, its q_norm and k_norm weights made (neutral ones) or
+    fitted to the sizes."""
+    config = data.config.with_changes(qk_norm=kind)
+    changes = refit_norm_weights(data.inputs, data.config, config)
+    return data.with_changes(config=config, inputs=data.inputs.with_changes(**changes))
 
 
 def _select(combo: QComboBox, key: object) -> None:
@@ -122,6 +144,24 @@ class ControlsPanel(QWidget):
         self.scale_factor = float_slider(0.01, 4.0, 3, "Custom scale factor")
         self.normalizer = _combo(NORMALIZER_LABELS, "How a row of scores becomes weights")
         self.positional = _combo(POSITIONAL_LABELS, POSITIONAL_TIP)
+        self.qk_norm = _combo(
+            QK_NORM_LABELS,
+            "QK-norm: an RMSNorm with its own weights (the q_norm and k_norm tabs) on each "
+            "head's q and k before RoPE; a session file may norm all heads together instead",
+        )
+        self.softcap = _off_spin(QDoubleSpinBox(), 1000.0, "Soft cap c: scores -> c·tanh(s/c)")
+        self.softcap.setDecimals(1)
+        self.window = _off_spin(QSpinBox(), MAX_TOKENS, "Sliding window: keys this far back hide")
+        self.rotary_fraction = QDoubleSpinBox()
+        self.rotary_fraction.setRange(0.05, 1.0)
+        self.rotary_fraction.setSingleStep(0.05)
+        self.rotary_fraction.setToolTip("Share of each head's d_k that RoPE turns (Pythia: 0.25)")
+        variants = QWidget()
+        variants_row = QHBoxLayout(variants)
+        variants_row.setContentsMargins(0, 0, 0, 0)
+        for label, widget in (("cap", self.softcap), ("window", self.window)):
+            variants_row.addWidget(QLabel(label))
+            variants_row.addWidget(widget, 1)
         self.backend = QComboBox()
         self.backend.setToolTip("Which library computes attention")
         self.dtype = _combo({"float32": "float32", "float64": "float64"}, "Number precision")
@@ -146,6 +186,9 @@ class ControlsPanel(QWidget):
         scoring.addRow("Pad tokens", self.pad)
         scoring.addRow("Normaliser", self.normalizer)
         scoring.addRow("Positions", self.positional)
+        scoring.addRow("RoPE turns", self.rotary_fraction)
+        scoring.addRow("QK-norm", self.qk_norm)
+        scoring.addRow("Cap, window", variants)
         running = QFormLayout()
         running.addRow("Backend", self.backend)
         running.addRow("Precision", self.dtype)
@@ -199,6 +242,18 @@ class ControlsPanel(QWidget):
             lambda: self._set_config("Positions", positional=self.positional.currentData())
         )
         self.mask.currentIndexChanged.connect(self._on_mask_changed)
+        self.qk_norm.currentIndexChanged.connect(
+            lambda: self._apply("QK-norm", _with_qk_norm, self.qk_norm.currentData())
+        )
+        self.softcap.valueChanged.connect(
+            lambda v: self._set_config("Soft cap", softcap=float(v) if v > 0 else None)
+        )
+        self.window.valueChanged.connect(
+            lambda v: self._set_config("Window", window=int(v) if v > 0 else None)
+        )
+        self.rotary_fraction.valueChanged.connect(
+            lambda v: self._set_config("Rotary fraction", rotary_fraction=round(float(v), 4))
+        )
         self.pad.valueChanged.connect(lambda v: self._apply("Padding", resize.set_padding, v))
         self.backend.currentIndexChanged.connect(self._on_backend_changed)
         self.dtype.currentIndexChanged.connect(self._on_dtype_changed)
@@ -315,6 +370,10 @@ class ControlsPanel(QWidget):
             self.scale_factor,
             self.normalizer,
             self.positional,
+            self.qk_norm,
+            self.softcap,
+            self.window,
+            self.rotary_fraction,
             self.backend,
             self.dtype,
         )
@@ -355,6 +414,11 @@ class ControlsPanel(QWidget):
         _select(self.normalizer, c.normalizer)
         self._offer_positions(c)
         _select(self.positional, c.positional)
+        _select(self.qk_norm, c.qk_norm)
+        self.softcap.setValue(c.softcap or 0.0)
+        self.window.setValue(c.window or 0)
+        self.rotary_fraction.setValue(c.rotary_fraction)
+        self.rotary_fraction.setEnabled(c.rotary)
         _select(self.backend, s.backend)
         _select(self.dtype, s.dtype)
         del blockers
