@@ -169,3 +169,69 @@ def layer_session(folder: Path, text: str, layer: int):
     h, _ = run_layers(w, toks.ids, toks.type_ids, layer)
     config, inputs = attention_parts(w, layer, attention_input(w, layer, h))
     return SessionData(tokens=toks.tokens, config=config, inputs=inputs)
+
+
+def random_checkpoint(folder: Path, config_class: str, model_class: str, **config) -> Path:
+    """A random 2-layer checkpoint of a transformers class in ``folder`` with the shared BPE
+    tokenizer (``vocab_size`` filled in), its weights scaled as the parity tests do (2-D x4,
+    the rest shifted by 0.2·N(0, 1)) so attention is far from uniform."""
+    import torch
+    import transformers
+
+    vocab = bpe_tokenizer(folder)
+    torch.manual_seed(0)
+    made = getattr(transformers, config_class)(**{"vocab_size": vocab, **config})
+    model = getattr(transformers, model_class)(made).eval()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.mul_(4.0) if p.dim() == 2 else p.add_(0.2 * torch.randn_like(p))
+    model.save_pretrained(folder, safe_serialization=True)
+    return folder
+
+
+def assert_like_reference(run, reference, tol: float = 1e-6) -> float:
+    """Attentions, every hidden state and logits of ``run`` (``model_run``) within ``tol`` of
+    ``reference`` (``exact_reference.Reference``); the largest difference."""
+    import numpy as np
+
+    worst = 0.0
+    for name in ("attentions", "hidden", "logits"):
+        ours, theirs = getattr(run, name), getattr(reference, name)
+        assert ours.shape == theirs.shape, name
+        np.testing.assert_allclose(ours, theirs, rtol=0, atol=tol, err_msg=name)
+        worst = max(worst, float(np.abs(ours - theirs).max()))
+    return worst
+
+
+def check_knockout_and_edit(folder: Path, text: str, o_proj: str, d_k: int, backend="numpy"):
+    """A knockout (head 1 of layer 0) and an edit (layer 0's W_O rows of head 0 doubled in the
+    session of that layer) through ``model_run`` against transformers in float64 (exact
+    reference) with the same change made to ``o_proj`` (the name of layer 0's output
+    projection weight in the transformers model: its columns of that head)."""
+    from dataclasses import replace
+
+    import numpy as np
+    import torch
+
+    from attention_explorer.pretrained import model_run
+    from tests.models import exact_reference
+
+    ids = list(model_run(folder, text, dtype="float64").ids)
+
+    def reference(change):
+        model = exact_reference.load_float64(folder)
+        with torch.no_grad():
+            change(dict(model.named_parameters())[o_proj])
+        with exact_reference.exact_float64():
+            return exact_reference.forward_reference(model, ids)
+
+    knocked = model_run(folder, text, dtype="float64", knockout=[(0, 1)], backend=backend)
+    assert_like_reference(knocked, reference(lambda w: w[:, d_k : 2 * d_k].zero_()))
+    session = layer_session(folder, text, 0)
+    W_O = np.array(session.inputs.W_O, dtype=np.float64)  # [h*d_v, d]
+    W_O[:d_k] *= 2.0
+    edited = replace(session, inputs=replace(session.inputs, W_O=W_O))
+    run = model_run(folder, text, dtype="float64", edits={0: edited}, backend=backend)
+    assert_like_reference(run, reference(lambda w: w[:, :d_k].mul_(2.0)))
+    base = model_run(folder, text, dtype="float64", backend=backend)
+    assert np.abs(run.logits - base.logits).max() > 1e-3  # the edit changed the output

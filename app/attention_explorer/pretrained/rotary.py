@@ -175,6 +175,8 @@ def _rope_settings(config: Mapping, arch=None) -> tuple[float, RopeScaling]:
     scaling type or key not implemented is a ModelError naming the key the config used.
     ``arch``: the family's record, for its rope types, partial rotary and original context."""
     legacy, params = config.get("rope_scaling"), config.get("rope_parameters")
+    if arch is None:  # the config's own family (its partial rotary, rope types, context)
+        arch = _family(config)
     context = dict(config)
     if arch is not None and getattr(arch, "original_context", None):
         context.setdefault("original_max_position_embeddings", arch.original_context)
@@ -193,6 +195,16 @@ def _rope_settings(config: Mapping, arch=None) -> tuple[float, RopeScaling]:
             theta = config.get(key)
     chosen = scalings.get("rope_scaling", scalings.get("rope_parameters", RopeScaling()))
     return float(theta or DEFAULT_THETA), chosen
+
+
+def _family(config: Mapping):
+    """The architecture record of ``config``'s model_type, or None when it names none."""
+    from attention_explorer.pretrained.families import architecture_for
+
+    try:
+        return architecture_for(config)
+    except ModelError:
+        return None
 
 
 def rope_frequencies(config: Mapping, d_k: int) -> np.ndarray:

@@ -108,7 +108,7 @@ class RoleReader:
         name = self.name(role, i)
         wanted, key = self.arch.bias_rule(self.config, role)
         stored = self.t.find(name + ".bias", self.arch.prefixes)
-        setting = f"{key}={json.dumps(self.config.get(key, False))}" if key else ""
+        setting = f"{key}={json.dumps(self.config.get(key, wanted))}" if key else ""
         if wanted and stored is None:
             missing = self.key(name + ".weight").removesuffix(".weight") + ".bias"
             because = (
