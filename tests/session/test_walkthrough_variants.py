@@ -58,3 +58,14 @@ def test_a_rotary_fraction_says_which_dimensions_turn():
     _, steps = _steps(positional="rope", rotary_fraction=0.5)
     text = next(s for s in steps if s.key == "rotation").plain()
     assert "only its first 2 of 4 numbers turn" in text and "numbers 2 to 3 pass" in text
+
+
+def test_a_sliding_window_has_its_own_mask_step_naming_the_keys_too_far_back():
+    trace, steps = _steps(mask="causal", window=2)
+    step = next(s for s in steps if s.key == "mask")
+    assert step.title == "Mask: causal, window 2"
+    text = step.plain()
+    names = [trace.kv_tokens[c] for c in range(2)]  # query 3 sees only keys 2 and 3
+    assert all(f"“{name}”" in text for name in names) and "2 or more positions back (3, 2)" in text
+    hidden = trace.stage("masked", 0)[3]
+    assert np.isinf(hidden[:2]).all() and np.isfinite(hidden[2:]).all()

@@ -85,7 +85,8 @@ def steps_for(
     steps += [score, attention.scale(ctx)]
     if variants.has_softcap(ctx):  # the soft cap comes between the scaled scores and the mask
         steps.append(variants.softcap(ctx))
-    steps.append(attention.mask(ctx))
+    # a sliding window (a local layer) has its own mask step: which keys are too far back
+    steps.append(variants.window_mask(ctx) if variants.has_window(ctx) else attention.mask(ctx))
     steps += [attention.weights(ctx), attention.weighted_sum(ctx)]
     if trace.config.heads > 1:
         steps += heads.other_heads(ctx)

@@ -8,6 +8,8 @@ root, the weights and the capped score are the ones the views show.
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 
 from attention_explorer.core.numbers import format_number
@@ -99,3 +101,53 @@ def softcap(ctx: Context) -> WalkStep:
         text,
         (("scaled", cells),),
     )
+
+
+#: Hidden keys named one by one in the window step, at most.
+MAX_NAMED = 8
+
+
+def has_window(ctx: Context) -> bool:
+    """True when the session's mask has a sliding window (a local layer)."""
+    return ctx.trace.config.window is not None and ctx.trace.has("mask")
+
+
+def window_mask(ctx: Context) -> WalkStep:
+    """The mask of a sliding-window (local) layer: which keys the followed query may not see,
+    the ones after it and the ones ``window`` or more positions back, each with its reason."""
+    trace, i, j, config = ctx.trace, ctx.row, ctx.col, ctx.trace.config
+    window = int(config.window)
+    allowed = trace.stage("mask")  # [n, m]
+    blocked = [int(c) for c in np.flatnonzero(~allowed[i])]
+    named = blocked[:MAX_NAMED]
+    kind = "a causal mask" if config.mask == "causal" else f"the {config.mask} mask"
+    parts = [
+        f"This session uses {kind} with a sliding window of {window}: each query may look at "
+        f"itself and the {window - 1} token{'s' if window != 2 else ''} before it, no further "
+        "back (a local layer, as in Gemma 2 and 3, Mistral and Qwen2). A hidden key's score "
+        "becomes -inf, which the next step turns into a weight of exactly 0."
+    ]
+    if blocked:
+        back = [c for c in named if i - c >= window]  # too far back: the window
+        ahead = [c for c in named if c > i]  # after the query: the causal mask
+        other = [c for c in named if c not in back and c not in ahead]
+        words = []
+        if back:
+            keys = ", ".join(tok(trace.kv_tokens[c]) for c in back)
+            gaps = ", ".join(str(i - c) for c in back)
+            words.append(f"{keys} lie {window} or more positions back ({gaps})")
+        if ahead:
+            words.append(", ".join(tok(trace.kv_tokens[c]) for c in ahead) + " come after it")
+        for c in other:  # hidden by the mask's own rule (padding, custom)
+            reason = ctx.explain("masked", i, c).steps[-1].reason.text()
+            words.append(html.escape(reason))
+        more = f" and {len(blocked) - len(named)} more" if len(blocked) > len(named) else ""
+        parts.append(f"For {ctx.q_tok} it hides {len(blocked)} keys: {'; '.join(words)}{more}.")
+    else:
+        parts.append(f"{ctx.q_tok} may look at every key: nothing is hidden in its row.")
+    parts.append(f"The masked row of {ctx.q_tok}: {vec(ctx.stage('masked')[i])}.")
+    cells = ((i, j), *((i, c) for c in named if c != j))
+    return WalkStep(
+        "mask", f"Mask: {config.mask}, window {window}", "masked", ctx.head, cells,
+        paragraphs(*parts), (("mask", cells),),
+    )  # fmt: skip
