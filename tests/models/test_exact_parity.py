@@ -87,6 +87,18 @@ FAMILIES = {
         "GPTNeoXForCausalLM",
         {"rotary_pct": 0.5, "rotary_emb_base": 500.0, "layer_norm_eps": 1e-5},
     ),
+    "phi": ("PhiConfig", "PhiForCausalLM", {"partial_rotary_factor": 0.5, "layer_norm_eps": 1e-5}),
+    "phi3": (
+        "Phi3Config",
+        "Phi3ForCausalLM",
+        {
+            "original_max_position_embeddings": 8,
+            "partial_rotary_factor": 0.5,
+            "sliding_window": 5,
+            "rope_scaling": {"type": "longrope", "short_factor": [1.0, 1.5], "long_factor": [1.0, 4.0]},
+            **dict.fromkeys(("bos_token_id", "eos_token_id", "pad_token_id"), 0),
+        },
+    ),
     "qwen3": ("Qwen3Config", "Qwen3ForCausalLM", {"head_dim": 8}),
     "mistral": ("MistralConfig", "MistralForCausalLM", {"sliding_window": 5}),
     "gemma": ("GemmaConfig", "GemmaForCausalLM", {"head_dim": 12}),
@@ -110,6 +122,11 @@ FAMILIES = {
         },
     ),
     "olmo2": ("Olmo2Config", "Olmo2ForCausalLM", {"eos_token_id": 0}),
+    "qwen2-sliding": (
+        "Qwen2Config",
+        "Qwen2ForCausalLM",
+        {"use_sliding_window": True, "sliding_window": 5, "max_window_layers": 1},
+    ),
 }
 ROTARY = (
     "llama",
@@ -121,10 +138,13 @@ ROTARY = (
     "qwen3",
     "mistral",
     "gpt_neox",
+    "phi",
+    "phi3",
     "gemma",
     "gemma2",
     "gemma3",
     "olmo2",
+    "qwen2-sliding",
 )
 #: RMSNorms a layer runs where there are more than 2 (QK-norm, Gemma 2's sandwich norms), and
 #: rotary tables where there is more than one (Gemma 3: one a layer type).
