@@ -1,13 +1,14 @@
 """Builds the model-run features of the window and returns them (:class:`ModelParts`): the
 Compare dock (View > Compare with original, Ctrl+Shift+D), the Model output dock, the run that
-follows every edit of a model layer (ModelLive), knockouts and Model > Which heads matter?.
-One call from MainWindow, which keeps what it returns."""
+follows every edit of a model layer (ModelLive), knockouts, Model > Which heads matter? and
+Model > Why? (Ctrl+Shift+Y: patching, the logit lens, head attribution, attention beside
+cause). One call from MainWindow, which keeps what it returns."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QMenu, QScrollArea
 
@@ -60,6 +61,41 @@ class SweepLauncher:
         return dialog
 
 
+class WhyLauncher(QObject):
+    """Model > Why? (Ctrl+Shift+Y): ``action`` opens the Why? dialog on model mode's state;
+    ``dialog`` is the one opened (None before the first; shown again, not rebuilt). A child of
+    the window named ``why_launcher``."""
+
+    def __init__(self, window):
+        super().__init__(window)
+        self.setObjectName("why_launcher")
+        self.window = window
+        self.dialog = None
+        self.action = QAction("&Why?…", window)
+        self.action.setShortcut(QKeySequence("Ctrl+Shift+Y"))
+        self.action.setStatusTip(
+            "Patch from a second prompt, read the logit lens, attribute the answer to heads"
+        )
+        self.action.triggered.connect(lambda *_: self.show())
+        menu_named(window, "&Model").addAction(self.action)
+
+    def show(self):
+        """Open (or raise) the Why? dialog (None, with a message, when no model is loaded)."""
+        from attention_explorer.ui.why.why_dialog import WhyDialog
+
+        window = self.window
+        state = window.context.model
+        if state.loaded is None:
+            window.model_dock.show()
+            window.status.show("Load a model in the Model panel first, then ask why")
+            return None
+        if self.dialog is None:
+            self.dialog = WhyDialog(state, window.model_panel.open_head, window)
+        self.dialog.show()
+        self.dialog.raise_()
+        return self.dialog
+
+
 @dataclass(frozen=True)
 class CompareParts:
     """The Compare dock: its view, the dock and the View menu's action."""
@@ -78,6 +114,7 @@ class ModelParts:
     output_dock: QDockWidget
     live: ModelLive
     knockouts: Knockouts
+    why: WhyLauncher
 
 
 def install_compare(window) -> CompareParts:
@@ -129,4 +166,5 @@ def install_model_features(window) -> ModelParts:
 
     window.context.model.events.origin.connect(lambda *_: follow_origin())
     menu_named(window, "View").addAction(dock.toggleViewAction())
-    return ModelParts(compare, output, dock, live, knockouts)
+    why = WhyLauncher(window)
+    return ModelParts(compare, output, dock, live, knockouts, why)
