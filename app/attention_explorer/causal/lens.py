@@ -106,10 +106,11 @@ def logit_lens(
             f"the lens of {n} tokens through {w.n_layers + 1} rows of {w.vocab} tokens would "
             f"take {size / 2**30:.1f} GiB; give a shorter text",
         )
+    log_probs = np.empty((w.n_layers + 1, n, w.vocab), dtype=dtype)  # [layers + 1, n, vocab]
     with blas_threads(threads):
         run = cached_run(prepared, text)
-        rows = [log_softmax(host(output_logits(w, h))) for h in run.hidden]  # [n, vocab] each
-    log_probs = np.stack(rows).astype(dtype, copy=False)  # [layers + 1, n, vocab]
+        for row, h in enumerate(run.hidden):  # one [n, vocab] row at a time
+            log_probs[row] = log_softmax(host(output_logits(w, h)))
     k = min(TOP, w.vocab)
     top_ids = np.argsort(-log_probs, axis=-1, kind="stable")[:, :, :k]  # [layers + 1, n, k]
     top_probs = np.exp(np.take_along_axis(log_probs, top_ids, axis=-1).astype(np.float64))

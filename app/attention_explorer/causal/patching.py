@@ -283,8 +283,9 @@ def patch_estimate(
     backend: str = "numpy",
     threads: int | None = PATCH_THREADS,
 ) -> float:
-    """Seconds a patching map of ``site`` on prompts like ``text`` should take here, from a
-    timed run: two cached runs plus, per cell, the blocks from its layer on."""
+    """Seconds a patching map of ``site`` on prompts like ``text`` should take here, from
+    timed runs: two cached runs, plus per cell a partial run from its layer on (timed as a
+    partial run through every block, shared out per block)."""
     check_site(site)
     prepared = prepare(model, dtype, backend)
     w = prepared.w
@@ -292,7 +293,10 @@ def patch_estimate(
         run = cached_run(prepared, text)  # warm
         start = time.perf_counter()
         run = cached_run(prepared, text)
+        cached = time.perf_counter() - start
+        readout = Readout(prepared, (0, min(1, w.vocab - 1)), ())
+        start = time.perf_counter()
+        readout(run_from(w, 0, run.hidden[0]))
         per_layer = (time.perf_counter() - start) / w.n_layers
     width = site_count(1, w.heads, len(run.ids), site)
-    partial_layers = width * w.n_layers * (w.n_layers + 1) / 2
-    return per_layer * (2 * w.n_layers + partial_layers)
+    return 2 * cached + per_layer * width * w.n_layers * (w.n_layers + 1) / 2
