@@ -127,6 +127,16 @@ FAMILIES = {
         "Qwen2ForCausalLM",
         {"use_sliding_window": True, "sliding_window": 5, "max_window_layers": 1},
     ),
+    "smollm3": (
+        "SmolLM3Config",
+        "SmolLM3ForCausalLM",
+        {
+            "no_rope_layers": [1, 0],
+            "use_sliding_window": True,
+            "sliding_window": 5,
+            **dict.fromkeys(("pad_token_id", "bos_token_id", "eos_token_id"), 0),
+        },
+    ),
 }
 ROTARY = (
     "llama",
@@ -145,6 +155,7 @@ ROTARY = (
     "gemma3",
     "olmo2",
     "qwen2-sliding",
+    "smollm3",
 )
 #: RMSNorms a layer runs where there are more than 2 (QK-norm, Gemma 2's sandwich norms), and
 #: rotary tables where there is more than one (Gemma 3: one a layer type).
