@@ -62,6 +62,7 @@ TENSOR_ROLES = (
     "ffn_out_norm",  # a norm on the feed-forward's output before the residual (Gemma 2, OLMo 2)
     "ffn_in",  # linear d -> d_ff (the "up" projection of a gated feed-forward)
     "ffn_gate",  # linear d -> d_ff (gated feed-forward only)
+    "ffn_gate_up",  # fused gate and up, linear d -> 2 d_ff, gate first (Phi-3's gate_up_proj)
     "ffn_out",  # linear d_ff -> d
     "lm_head",  # [vocab, d] untied output embedding (absent when tied to ``word``)
     "mlm_dense",  # BERT MLM head: linear d -> d
