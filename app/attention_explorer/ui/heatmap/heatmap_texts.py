@@ -44,18 +44,22 @@ def text_width(text: str, point_size: float) -> float:
     return _metrics(point_size).horizontalAdvance(text)
 
 
-def fitting_point_size(texts: list[str], cell_width: float, cell_height: float) -> float:
-    """Point size (half points) at which every text fits a cell; 0 when below the minimum."""
+def fitting_point_size(
+    texts: list[str], cell_width: float, cell_height: float, scale: float = 1.0
+) -> float:
+    """Point size (half points) at which every text fits a cell, at most ``scale`` times
+    :data:`VALUE_POINT_SIZE` (presenter mode writes larger); 0 when below the minimum."""
     if not texts:
         return 0.0
+    largest = VALUE_POINT_SIZE * max(1.0, scale)
     if cell_width <= 1:  # not laid out yet: assume it fits
-        return VALUE_POINT_SIZE
-    by_height = min(1.0, (cell_height - 2) / _metrics(VALUE_POINT_SIZE).height())
-    if math.floor(VALUE_POINT_SIZE * by_height * 2) / 2 < MIN_VALUE_POINT_SIZE:
+        return largest
+    by_height = min(1.0, (cell_height - 2) / _metrics(largest).height())
+    if math.floor(largest * by_height * 2) / 2 < MIN_VALUE_POINT_SIZE:
         return 0.0  # too low for any text: no need to measure them
-    widest = max(text_width(text, VALUE_POINT_SIZE) for text in set(texts))
-    scale = min(by_height, (cell_width - 4) / widest)
-    size = math.floor(VALUE_POINT_SIZE * scale * 2) / 2
+    widest = max(text_width(text, largest) for text in set(texts))
+    factor = min(by_height, (cell_width - 4) / widest)
+    size = math.floor(largest * factor * 2) / 2
     return size if size >= MIN_VALUE_POINT_SIZE else 0.0
 
 
@@ -77,6 +81,8 @@ class CellTexts(pg.GraphicsObject):
         self.font = QFont()
         self.font.setPointSizeF(VALUE_POINT_SIZE)
         self.setZValue(10)
+        #: Largest size as a multiple of VALUE_POINT_SIZE (presenter mode sets it above 1).
+        self.scale = 1.0
         self._texts: list[str] = []
         self._dark: list[bool] = []  # per cell: black text (else white)
         self._origin = (0, 0)  # (first column, first row) of the cells
@@ -91,7 +97,7 @@ class CellTexts(pg.GraphicsObject):
     def write(self, frame, table: np.ndarray | None, cell_size: tuple[float, float]) -> int:
         """Draw ``frame.texts`` (``table``: the colour map, for contrast); return how many."""
         texts = frame.texts if (frame is not None and table is not None) else []
-        size = fitting_point_size(texts, *cell_size) if texts else 0.0
+        size = fitting_point_size(texts, *cell_size, scale=self.scale) if texts else 0.0
         if not size:
             texts = []
         dark: list[bool] = []
@@ -117,6 +123,10 @@ class CellTexts(pg.GraphicsObject):
     def drawn(self) -> list[str]:
         """The texts :meth:`paint` writes, row by row (empty while the numbers are hidden)."""
         return list(self._texts) if self.isVisible() else []
+
+    def pixel_size(self) -> float:
+        """Height in pixels of the digits' font (0 while nothing is written)."""
+        return QFontMetricsF(self.font).height() if self.drawn() else 0.0
 
     def drawn_colours(self) -> list[str]:
         """The colour of each text of :meth:`drawn` ("#000000" or "#ffffff")."""

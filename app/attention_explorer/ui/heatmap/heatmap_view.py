@@ -30,6 +30,11 @@ from attention_explorer.ui.heatmap.heatmap_parts import changed_parts
 from attention_explorer.ui.heatmap.heatmap_texts import CellTexts, width_for_texts
 from attention_explorer.ui.heatmap.heatmap_title import HeatmapTitle
 from attention_explorer.ui.heatmap.heatmap_zoom import ZoomControl, visible_region
+from attention_explorer.ui.heatmap.room_for_numbers import (
+    DEFAULT_BAR_ROOM,
+    hidden_values_note,
+    room_for_numbers,
+)
 from attention_explorer.ui.widgets.colormaps import colormap_for, table_for
 
 #: Small matrices up to this many columns widen their view until every number fits.
@@ -57,6 +62,7 @@ class HeatmapView(QFrame):
         self.setObjectName(f"heatmap_{stage_name}")
         self._frame = None
         self._wanted_width = 220
+        self._bar_room = DEFAULT_BAR_ROOM  # the colour bar's width, kept while it is hidden
         self._trace, self._head, self._hover_cell = None, 0, None
         self._hidden_key = None
         self._separators: list[pg.InfiniteLine] = []
@@ -71,6 +77,7 @@ class HeatmapView(QFrame):
 
     # -- construction -----------------------------------------------------------------------
     def _build(self) -> None:
+        self.hidden_note = hidden_values_note()  # says when the numbers do not fit
         self.graphics = pg.GraphicsLayoutWidget()
         self.graphics.setMinimumSize(220, 170)  # plus the title above it
         self.graphics.ci.setContentsMargins(2, 8, 2, 2)  # room for half the top row label
@@ -116,6 +123,7 @@ class HeatmapView(QFrame):
         layout.setContentsMargins(3, 3, 3, 3)
         layout.setSpacing(0)
         layout.addWidget(self.title_bar)
+        layout.addWidget(self.hidden_note)
         layout.addLayout(self._stack, 1)
         scene = self.graphics.scene()
         scene.sigMouseMoved.connect(self._on_mouse_moved)
@@ -303,7 +311,8 @@ class HeatmapView(QFrame):
         cols = frame.image.shape[1]
         # Axis, colour bar and margins: widths that do not follow the view's width, so
         # asking for room never feeds back into a new request.
-        around = int(self.plot.getAxis("left").width() + self.bar.width() + 40)
+        bar_room = self.bar.width() if self.bar.isVisible() else self._bar_room
+        around = int(self.plot.getAxis("left").width() + bar_room + 40)
         need = max(220, self.axes.wanted_map_width(frame) + around)  # every column named
         if frame.texts and cols <= ROOM_FOR_COLUMNS and self.prefs.show_values:
             need = max(need, int(width_for_texts(frame.texts, cols) + around))
@@ -317,13 +326,17 @@ class HeatmapView(QFrame):
 
     def _update_texts(self, *_args) -> None:
         frame = self._frame if self.prefs.show_values else None
-        box = self.plot.getViewBox()
+        cell, bar_shown = (0.0, 0.0), True
         if frame is not None:
-            r0, r1, c0, c1 = frame.region
-            cell = (box.width() / (c1 - c0), box.height() / (r1 - r0))
-        else:
-            cell = (0.0, 0.0)
-        self.texts.write(frame, table_for(self.stage, self.prefs), cell)
+            cell, bar_shown = room_for_numbers(self, frame)
+        if bar_shown != self.bar.isVisible():
+            self.bar.setVisible(bar_shown)  # the layout gives its room to the map
+        written = self.texts.write(frame, table_for(self.stage, self.prefs), cell)
+        self.hidden_note.setVisible(bool(frame is not None and frame.texts and not written))
+
+    def values_hidden(self) -> bool:
+        """True while the view says its numbers are hidden because they do not fit."""
+        return not self.hidden_note.isHidden()
 
     def _on_resized(self, *_args) -> None:
         self.axes.update(self._frame)
