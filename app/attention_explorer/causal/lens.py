@@ -108,7 +108,7 @@ def logit_lens(
         )
     log_probs = np.empty((w.n_layers + 1, n, w.vocab), dtype=dtype)  # [layers + 1, n, vocab]
     with blas_threads(threads):
-        run = cached_run(prepared, text)
+        run = cached_run(prepared, text, heads=False)
         for row, h in enumerate(run.hidden):  # one [n, vocab] row at a time
             log_probs[row] = log_softmax(host(output_logits(w, h)))
     k = min(TOP, w.vocab)

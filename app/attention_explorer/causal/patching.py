@@ -244,7 +244,9 @@ def patch(
     prepared = prepare(model, dtype, backend)
     pair = _checked(prepared, clean, corrupted, site, answer, wrong)
     with blas_threads(threads):
-        clean_run, corrupted_run = cached_run(prepared, clean), cached_run(prepared, corrupted)
+        heads = SITES[site] == "head"
+        clean_run = cached_run(prepared, clean, heads)
+        corrupted_run = cached_run(prepared, corrupted, heads)
         m_clean = run_metric(prepared, clean_run, pair)
         m_corrupted = run_metric(prepared, corrupted_run, pair)
         shown = [token_text(prepared, t) for t in pair]
@@ -290,9 +292,10 @@ def patch_estimate(
     prepared = prepare(model, dtype, backend)
     w = prepared.w
     with blas_threads(threads):
-        run = cached_run(prepared, text)  # warm
+        heads = SITES[site] == "head"
+        run = cached_run(prepared, text, heads)  # warm
         start = time.perf_counter()
-        run = cached_run(prepared, text)
+        run = cached_run(prepared, text, heads)
         cached = time.perf_counter() - start
         readout = Readout(prepared, (0, min(1, w.vocab - 1)), ())
         start = time.perf_counter()

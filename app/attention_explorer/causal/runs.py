@@ -186,8 +186,11 @@ def _check_block(prepared: Prepared, layer: int, attn, again) -> None:
         )
 
 
-def cached_run(prepared: Prepared, text: str) -> CachedRun:
-    """Run ``text`` through every block, keeping what patching reads (see :class:`CachedRun`)."""
+def cached_run(prepared: Prepared, text: str, heads: bool = True) -> CachedRun:
+    """Run ``text`` through every block, keeping what patching reads (see :class:`CachedRun`).
+    ``heads=False`` keeps only the residuals and the attention outputs (``weights``,
+    ``values`` and ``mixed`` stay empty: the resid_pre and attn_out sites and the lens need
+    no more, and a long text's ``[heads, n, n]`` weights are the largest part)."""
     w = prepared.w
     toks = prepared.loaded.tokenize(text)
     hidden, weights, values, mixed, attn = [], [], [], [], []
@@ -197,13 +200,14 @@ def cached_run(prepared: Prepared, text: str) -> CachedRun:
             hidden.append(h)
             x = attention_input(w, layer, h)  # [n, d]
             p, a = attend(w, layer, x)  # [heads, n, n], [n, d]
-            v = _values(w, layer, x)  # [heads, n, d_v]
-            z = ops_for(x).combine(p, v)  # [heads, n, d_v]
-            _check_block(prepared, layer, a, block_output(w, layer, z))
-            weights.append(p)
-            values.append(v)
-            mixed.append(z)
             attn.append(a)
+            if heads:
+                v = _values(w, layer, x)  # [heads, n, d_v]
+                z = ops_for(x).combine(p, v)  # [heads, n, d_v]
+                _check_block(prepared, layer, a, block_output(w, layer, z))
+                weights.append(p)
+                values.append(v)
+                mixed.append(z)
             h = rest_of_layer(w, layer, h, a)
         hidden.append(h)
     except AttentionInputError as exc:
