@@ -34,3 +34,19 @@ def require_extra(module: str):
             f"opening a model needs the {top} library, which is not installed; "
             f"install the model extra: {EXTRA_HINT}",
         ) from None
+
+
+def is_panic(exc: BaseException) -> bool:
+    """True when ``exc`` is a Rust panic raised through pyo3 (``pyo3_runtime.PanicException``,
+    a BaseException, as tokenizers raises on an Oniguruma retry limit): to be reported as an
+    error, never left to end the program or a worker thread silently."""
+    kind = type(exc)
+    return kind.__name__ == "PanicException" or any(
+        k.__name__ == "PanicException" for k in kind.__mro__
+    )
+
+
+def panic_message(exc: BaseException) -> str:
+    """One line for a Rust panic ``exc``."""
+    first = (str(exc).splitlines() or [""])[0]
+    return f"the tokenizer library failed inside (a Rust panic): {first}".rstrip(": ")

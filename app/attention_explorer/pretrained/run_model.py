@@ -29,6 +29,7 @@ from attention_explorer.engine import AttentionInputError, Backend
 from attention_explorer.engine.backend import ArrayLib
 from attention_explorer.engine.blas_threads import blas_threads
 from attention_explorer.pretrained.checkpoint.text_limits import check_text_length
+from attention_explorer.pretrained.checkpoint.tokenize import check_type_ids
 from attention_explorer.pretrained.checkpoint.weights import ModelWeights, in_dtype
 from attention_explorer.pretrained.forward import (
     attention_input,
@@ -328,6 +329,9 @@ def model_run(
     except AttentionInputError as exc:
         raise ModelError("backend", str(exc)) from None
     w = _weights(loaded, dtype, engine)
+    if loaded.weights.token_type is not None:  # an id beyond the table: one line, not IndexError
+        rows = int(loaded.weights.token_type.shape[0])
+        check_type_ids(toks.type_ids, rows, "the checkpoint's token type table")
     n = len(toks.ids)
     knocked = check_knockout(w, loaded.name, knockout)
     edit_map = check_edits(w, loaded.name, edits, n)

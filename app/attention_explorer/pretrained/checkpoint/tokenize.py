@@ -23,6 +23,11 @@ encodes it:
 - **Chat templates** (``chat_template`` in tokenizer_config.json, Jinja) are never rendered
   (no Jinja, no eval): the learner's text is what the model reads, so a plain text is seen
   as BOS + text. To see a chat turn, type it with its special tokens.
+- **Bounds.** tokenizer.json is read only as a regular file within its size budget, and a
+  tokenizer whose regexes or replacements could run away encodes in a worker process with a
+  time and memory budget (:mod:`.tokenize_bounded`); a Rust panic is a ModelError. The text is
+  checked first (its length against the positions, no lone surrogate), and type ids beyond
+  config.json's ``type_vocab_size`` are refused by name.
 """
 
 from __future__ import annotations
@@ -30,8 +35,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from attention_explorer.pretrained.checkpoint.safe_paths import budget_of, read_json, read_small
+from attention_explorer.pretrained.checkpoint.text_limits import CHARS_PER_POSITION, check_text
 from attention_explorer.pretrained.checkpoint.token_labels import readable_token, tokenizer_style
-from attention_explorer.pretrained.model_errors import ModelError, require_extra
+from attention_explorer.pretrained.checkpoint.tokenize_bounded import (
+    BoundedTokenizer,
+    unbounded_reason,
+)
+from attention_explorer.pretrained.model_errors import (
+    ModelError,
+    is_panic,
+    panic_message,
+    require_extra,
+)
 
 
 @dataclass(frozen=True)
@@ -45,22 +61,38 @@ class Tokens:
     special: tuple[bool, ...] = field(default=())
 
 
-def load_tokenizer(folder: Path):
-    """The ``tokenizers.Tokenizer`` of ``folder``, never padding and never truncating.
+def load_tokenizer(folder: Path) -> BoundedTokenizer:
+    """The ``tokenizers.Tokenizer`` of ``folder``, never padding and never truncating, its
+    encoding bounded (:class:`~.tokenize_bounded.BoundedTokenizer`).
 
     The real all-MiniLM-L6-v2 tokenizer.json pads every text to 128 with [PAD] and truncates:
     both are switched off so the explorer sees exactly the text's tokens, and a text too long
     for the model is refused rather than cut. Only tokenizer.json is read (see the module
-    docstring): tokenizer_config.json, its ``chat_template`` included, may be there or not.
+    docstring): tokenizer_config.json, its ``chat_template`` included, may be there or not;
+    config.json gives ``type_vocab_size``.
     """
     tokenizers = require_extra("tokenizers")
+    path = folder / "tokenizer.json"
+    data = read_small(path, budget_of(path.name))  # a regular file within its budget
     try:
-        tokenizer = tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json"))
-    except Exception as exc:
-        raise ModelError("files", f"{folder / 'tokenizer.json'} cannot be read: {exc}") from None
-    tokenizer.no_padding()
-    tokenizer.no_truncation()
-    return tokenizer
+        tokenizer = tokenizers.Tokenizer.from_str(data.decode("utf-8-sig"))
+        tokenizer.no_padding()
+        tokenizer.no_truncation()
+    except BaseException as exc:  # noqa: BLE001 - a Rust panic is a BaseException
+        if not (isinstance(exc, Exception) or is_panic(exc)):
+            raise
+        first = (str(exc).splitlines() or [""])[0]
+        raise ModelError("files", f"{path} cannot be read: {first}") from None
+    return BoundedTokenizer(tokenizer, path, unbounded_reason(tokenizer), _type_vocab(folder))
+
+
+def _type_vocab(folder: Path) -> int | None:
+    try:
+        config = read_json(folder / "config.json")
+    except ModelError:
+        return None  # the loader reports config.json
+    value = config.get("type_vocab_size") if isinstance(config, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def special_ids(tokenizer) -> frozenset[int]:
@@ -87,9 +119,15 @@ def _added_lead(encoding) -> int:
 
 def tokenize(tokenizer, text: str, max_positions: int) -> Tokens:
     """``text`` as the model's tokens; ModelError for empty text or more than the positions."""
-    if not isinstance(text, str) or not text.strip():
+    check_text(text, max_positions * CHARS_PER_POSITION, f"the model's {max_positions} positions")
+    if not text.strip():
         raise ModelError("text", "the text is empty; type a sentence for the model to read")
-    encoding = tokenizer.encode(text)
+    try:
+        encoding = tokenizer.encode(text)
+    except BaseException as exc:  # noqa: BLE001 - a Rust panic is a BaseException
+        if not is_panic(exc):
+            raise
+        raise ModelError("tokenizer", panic_message(exc)) from None
     start = _added_lead(encoding)
     ids = tuple(encoding.ids[start:])
     count = len(ids)
@@ -111,4 +149,22 @@ def tokenize(tokenizer, text: str, max_positions: int) -> Tokens:
         piece if is_special else readable_token(piece, style)
         for piece, is_special in zip(encoding.tokens[start:], special, strict=True)
     )
-    return Tokens(pieces, ids, tuple(encoding.type_ids[start:]), special)
+    type_ids = tuple(encoding.type_ids[start:])
+    check_type_ids(
+        type_ids, getattr(tokenizer, "type_vocab", None), "config.json's type_vocab_size"
+    )
+    return Tokens(pieces, ids, type_ids, special)
+
+
+def check_type_ids(type_ids, rows: int | None, what: str) -> None:
+    """A ModelError when a token type id is beyond ``rows`` (``what`` names where that
+    number comes from); nothing when ``rows`` is None."""
+    if rows is None or not type_ids:
+        return
+    worst = max(type_ids)
+    if worst >= rows or min(type_ids) < 0:
+        raise ModelError(
+            "files",
+            f"the tokenizer gives a token the type id {worst}, beyond the {rows} token types "
+            f"of {what}: tokenizer.json's post-processor does not match the model",
+        )

@@ -11,6 +11,7 @@ import threading
 from PySide6.QtCore import QObject, Signal
 
 from attention_explorer.pretrained import ModelError, from_model, load_model, model_attention
+from attention_explorer.pretrained.model_errors import is_panic, panic_message
 from attention_explorer.pretrained.run_model import WINDOW_THREADS
 
 
@@ -47,6 +48,11 @@ class ModelLoader(QObject):
             except Exception as exc:  # an unexpected problem must not kill the thread silently
                 if current():
                     self.failed.emit(f"could not run the model: {type(exc).__name__}: {exc}")
+            except BaseException as exc:  # a Rust panic (tokenizers) is a BaseException
+                if not is_panic(exc):
+                    raise
+                if current():
+                    self.failed.emit(panic_message(exc))
             finally:
                 if current():
                     self.busy.emit(False)

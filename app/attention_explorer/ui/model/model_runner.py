@@ -19,6 +19,7 @@ import numpy as np
 from PySide6.QtCore import QObject, Signal
 
 from attention_explorer.pretrained import ModelError, model_run
+from attention_explorer.pretrained.model_errors import is_panic, panic_message
 from attention_explorer.pretrained.run_model import WINDOW_THREADS
 
 #: Progress is reported only for runs that take longer than this (seconds).
@@ -125,6 +126,11 @@ class ModelRunner(QObject):
             except Exception as exc:  # the thread must not die silently
                 if request in (None, self._request):
                     self.failed.emit(f"could not run the model: {type(exc).__name__}: {exc}")
+            except BaseException as exc:  # a Rust panic (tokenizers) is a BaseException
+                if not is_panic(exc):
+                    raise
+                if request in (None, self._request):
+                    self.failed.emit(panic_message(exc))
             finally:
                 self.busy.emit(bool(self._jobs))
 
