@@ -1,13 +1,16 @@
 """DotProductView: one score as a dot product, q and k side by side, editable.
 
 Rows: the query's q vector, the key's k vector (a cell per component, coloured by sign), and
-their element-wise products as bars from a zero line; under them the sum (the score) and what
-it becomes: the scaled score, the weight and the query's output. Every number is read from the
+their element-wise products, each written in its cell over a bar from the cell's middle (right
+for a positive product, left for a negative one, as long as the product is large against the
+largest); under them the sum (the score) and what it becomes: the scaled score, the weight and
+the query's output. Every number is read from the
 trace (the products from the engine's :func:`~attention_explorer.engine.explain`): the view
 computes nothing. Dragging a q or k cell up or down, or typing into the boxes below, edits Q or
 K through the session (one undo step per drag), so the score, the weight and the output move.
 Q and K can be edited here when they are typed (direct mode); in projection mode they are
-X W_Q and X W_K and the boxes say so.
+X·W_Q and X·W_K: the view says so in place of the boxes, with a button that asks to switch to
+typing Q, K and V directly (``direct_requested``).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QHBoxLayout,
     QLabel,
+    QPushButton,
     QSizePolicy,
     QSpinBox,
     QVBoxLayout,
@@ -28,9 +32,10 @@ from PySide6.QtWidgets import (
 from attention_explorer.core.numbers import format_number
 from attention_explorer.engine import explain
 
-#: Heights of the q, k and product rows, in pixels.
-CELL_HEIGHT = 20
-BAR_HEIGHT = 34
+#: Height of the q, k and product rows, in pixels (shared alike when the view is short).
+CELL_HEIGHT = 22
+#: Gap above the products row.
+GAP = 4
 #: Label column width.
 LABEL_WIDTH = 30
 #: A drag of this many pixels changes a component by its row's largest magnitude / 50.
@@ -58,7 +63,7 @@ class _PairCanvas(QWidget):
         self.names = ("q", "k", "q×k")  # the rows' names
         self.editable_rows: tuple[int, ...] = ()  # rows a drag may change (0: q, 1: k)
         self._drag: tuple[int, int, float, float] | None = None  # row, component, y0, value0
-        self.setMinimumHeight(CELL_HEIGHT + BAR_HEIGHT // 2)  # drawn smaller when short
+        self.setMinimumHeight(3 * self.fontMetrics().height() + GAP)  # a line of text a row
         self.setMinimumWidth(160)
         self.setMouseTracking(True)
 
@@ -80,17 +85,32 @@ class _PairCanvas(QWidget):
         """Where cell ``component`` of row 0 (q), 1 (k) or 2 (products) is drawn."""
         width = self._column_width()
         x = self._label_width() + component * width
-        cell, bar = self._heights()
-        top = (0, cell, 2 * cell + 4)[row]
-        return QRectF(x, top, width, bar if row == 2 else cell)
+        cell = self._cell_height()
+        top = (0, cell, 2 * cell + GAP)[row]
+        return QRectF(x, top, width, cell)
 
-    def _heights(self) -> tuple[float, float]:
-        """(cell, bar) heights: the designed ones, shrunk alike when the view is short."""
-        share = min(1.0, self.height() / (2 * CELL_HEIGHT + BAR_HEIGHT + 6))
-        return CELL_HEIGHT * share, BAR_HEIGHT * share
+    def _cell_height(self) -> float:
+        """The rows' height: the designed one, shared alike when the view is short."""
+        return min(float(CELL_HEIGHT), (self.height() - GAP) / 3)
+
+    def bar_rect(self, component: int) -> QRectF:
+        """The bar of product ``component``: from the middle of its cell, to the right when
+        positive, to the left when negative, half the cell wide for the largest product."""
+        rect = self.cell_rect(2, component).adjusted(2, 2, -2, -2)
+        products = self.products
+        top = float(np.max(np.abs(products))) if products.size else 0.0
+        value = float(products[component]) if component < products.size else 0.0
+        length = rect.width() / 2 * (abs(value) / top if top > 0 else 0.0)
+        middle = rect.center().x()
+        left = middle if value >= 0 else middle - length
+        return QRectF(left, rect.top(), length, rect.height())
+
+    def shows_numbers(self) -> bool:
+        """True when the cells are wide enough to write their numbers in."""
+        return self._column_width() >= 38
 
     def paintEvent(self, _event) -> None:  # noqa: N802 - Qt API name
-        """Draw the q and k cells, coloured by sign, and the product bars."""
+        """Draw the q and k cells, coloured by sign, and the products with their bars."""
         painter = QPainter(self)
         text = self.palette().windowText().color()
         painter.setPen(text)
@@ -108,7 +128,7 @@ class _PairCanvas(QWidget):
 
     def _paint_cells(self, painter: QPainter, row: int, values: np.ndarray, text: QColor) -> None:
         top = float(np.max(np.abs(values))) if values.size else 1.0
-        show_text = self._column_width() >= 38
+        show_text = self.shows_numbers()
         for c, value in enumerate(values):
             rect = self.cell_rect(row, c).adjusted(1, 1, -1, -1)
             share = abs(value) / top if top > 0 else 0.0
@@ -123,17 +143,21 @@ class _PairCanvas(QWidget):
                 painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, _fmt(value))
 
     def _paint_bars(self, painter: QPainter, text: QColor) -> None:
-        products = self.products
-        top = float(np.max(np.abs(products))) if products.size else 0.0
-        zero = self.cell_rect(2, 0).center().y()
-        painter.setPen(QPen(text, 1))
-        painter.drawLine(QPointF(self._label_width(), zero), QPointF(self.width(), zero))
-        for c, value in enumerate(products):
-            rect = self.cell_rect(2, c)
-            half = (rect.height() / 2 - 2) * (abs(value) / top if top > 0 else 0.0)
-            top_y = zero - half if value > 0 else zero
-            bar = QRectF(rect.left() + 2, top_y, rect.width() - 4, half)
-            painter.fillRect(bar, QColor(214, 96, 77) if value < 0 else QColor(67, 147, 195))
+        show_text = self.shows_numbers()
+        for c, value in enumerate(self.products):
+            cell = self.cell_rect(2, c).adjusted(1, 1, -1, -1)
+            middle = cell.center().x()
+            painter.setPen(QPen(text, 1))
+            painter.drawLine(QPointF(middle, cell.top()), QPointF(middle, cell.bottom()))
+            colour = QColor(214, 96, 77) if value < 0 else QColor(67, 147, 195)
+            colour.setAlphaF(0.75)
+            painter.fillRect(self.bar_rect(c), colour)
+            if c == self.current:
+                painter.setPen(QPen(QColor("#f0a020"), 2))
+                painter.drawRect(cell)
+            painter.setPen(text)
+            if show_text:
+                painter.drawText(cell, Qt.AlignmentFlag.AlignCenter, _fmt(value))
 
     def _hit(self, pos) -> tuple[int, int] | None:
         for row in (0, 1):
@@ -175,7 +199,14 @@ class _PairCanvas(QWidget):
 
 
 class DotProductView(QWidget):
-    """The score of (query ``row``, key ``col``) in ``head`` as q · k, editable (module doc)."""
+    """The score of (query ``row``, key ``col``) in ``head`` as q · k, editable (module doc).
+
+    ``direct_requested(array)`` asks the window to switch to typing Q, K and V ("Q" here,
+    "V" in the weighted sum)."""
+
+    direct_requested = Signal(str)
+    #: The typed array the "type directly" button is about.
+    TYPED = "Q"
 
     def __init__(self, session, history, live_trace, parent=None):
         super().__init__(parent)
@@ -200,9 +231,22 @@ class DotProductView(QWidget):
             box.setDecimals(4)
             box.setPrefix(f"{name} = ")
             box.setKeyboardTracking(False)  # typed: applied on Enter or leaving the box
+        # In projection mode, where q and k are computed: where they come from, and a way out.
+        self.source = QLabel()
+        self.source.setObjectName("pairSource")
+        self.source.setTextFormat(Qt.TextFormat.PlainText)
+        self.source.setWordWrap(True)
+        self.direct_button = QPushButton("Type Q, K, V…")
+        self.direct_button.setToolTip(
+            "Switch to typing Q, K and V directly (every number is kept; Undo switches back)"
+        )
+        self.direct_button.clicked.connect(lambda: self.direct_requested.emit(self.TYPED))
         row = QHBoxLayout()
-        for widget in (self.component, self.q_box, self.k_box):
-            row.addWidget(widget)
+        row.addWidget(self.component)
+        row.addWidget(self.q_box)
+        row.addWidget(self.k_box)
+        row.addWidget(self.source, 1)
+        row.addWidget(self.direct_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 0, 2, 0)
         layout.setSpacing(2)
@@ -302,7 +346,19 @@ class DotProductView(QWidget):
             box.setEnabled(row in rows)
             box.blockSignals(False)
             box.setToolTip(self._box_tip(row, row in rows))
+            box.setVisible(bool(rows))  # greyed boxes say nothing: the source line does
         canvas.editable_rows = rows
+        self.source.setText(self.source_text() if not rows else "")
+        self.source.setVisible(not rows)
+        self.direct_button.setVisible(not rows and self.session.config.mode == "projection")
+
+    def source_text(self) -> str:
+        """Where q and k come from when they cannot be typed here."""
+        config = self.session.config
+        if config.mode == "projection":
+            rotated = ", then turned by RoPE" if config.positional == "rope" else ""
+            return f"Here q = x·W_Q and k = x·W_K (computed{rotated})"
+        return "Under RoPE these are Q and K turned by their positions (computed)"
 
     def _box_tip(self, _row: int, editable: bool) -> str:
         if editable:

@@ -20,6 +20,12 @@ MAX_KEYS = 64
 class WeightedSumView(DotProductView):
     """``output[row, col]`` of ``head`` as the weight row · column ``col`` of V."""
 
+    TYPED = "V"
+
+    def source_text(self) -> str:
+        """Where w and v come from when v cannot be typed here."""
+        return "Here v = x·W_V (computed); the weights come from the softmax step"
+
     def editable_rows(self) -> tuple[int, ...]:
         """Only v (row 1), and only when V is typed (direct mode)."""
         return (1,) if self.editable() else ()

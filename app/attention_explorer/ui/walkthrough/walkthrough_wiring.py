@@ -36,6 +36,8 @@ def connect_walkthrough(window) -> SideViews:
     total = WeightedSumView(window.session, window.history, window.live)
     walk.add_side_view(pair)
     walk.add_side_view(total)
+    for view in (pair, total):  # "Type Q, K, V…": the window asks, then switches
+        view.direct_requested.connect(window.offer_direct_mode)
 
     def show_pair(step) -> None:
         key = step.key if step is not None else None
