@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -138,6 +139,21 @@ def check_knockout(w: ModelWeights, name: str, knockout) -> dict[int, tuple[int,
     return {layer: tuple(sorted(heads)) for layer, heads in by_layer.items()}
 
 
+#: The torch devices a model can run on (``meta`` holds no numbers; others are not ours).
+RUN_DEVICES = re.compile(r"cpu|mps|cuda(:\d+)?")
+
+
+def check_device(engine: Backend) -> None:
+    """A ModelError naming the choices when ``engine``'s torch device cannot compute a run
+    (``torch:meta`` holds shapes, not numbers: torch said ``pin_memory`` failed)."""
+    if engine.name == "torch" and not RUN_DEVICES.fullmatch(engine.device):
+        raise ModelError(
+            "backend",
+            f"the torch device {engine.device!r} cannot run a model: choose torch (the cpu), "
+            "torch:cuda:N (a GPU) or torch:mps (Apple)",
+        )
+
+
 def check_edits(w: ModelWeights, name: str, edits, n: int) -> dict[int, SessionData]:
     """``edits`` as {layer: session}; a ModelError for a layer out of range or a session that
     does not fit this model and text."""
@@ -157,6 +173,13 @@ def check_edits(w: ModelWeights, name: str, edits, n: int) -> dict[int, SessionD
                 f"the session edited for layer {layer} has {len(session.tokens)} tokens and "
                 f"d_model {session.config.d_model}; this run has {n} tokens and d_model "
                 f"{w.d_model}: open the session from the same model and text",
+            )
+        if session.config.heads != w.heads:  # its weights fill this layer's [heads, n, n]
+            raise ModelError(
+                "edit",
+                f"the session edited for layer {layer} has {session.config.heads} heads; layer "
+                f"{layer} of {name} has {w.heads}: a model run keeps the layer's heads "
+                "(knock heads out instead of removing them)",
             )
         checked[int(layer)] = session
     return checked
@@ -324,6 +347,7 @@ def model_run(
     loaded = load_model(model)
     toks = loaded.tokenize(text)
     engine = model_backend(backend)
+    check_device(engine)
     try:
         ArrayLib(engine, dtype)  # torch installed, the device usable: else a clear message
     except AttentionInputError as exc:

@@ -123,6 +123,20 @@ def check_output(path: str | os.PathLike, *, allow_read_only: bool = False) -> N
     resolve_output(path, allow_read_only=allow_read_only)
 
 
+def with_default_suffix(path: str | os.PathLike, suffix: str) -> Path:
+    """``path`` with ``suffix`` added when it has none, after refusing a ``path`` that names
+    an existing folder (OutputRefused): a dialog's answer "figures", where a folder of that
+    name exists, means the folder, not a new "figures.png" beside it."""
+    chosen = Path(path).expanduser()
+    try:
+        info = os.stat(chosen)
+    except OSError:
+        info = None
+    if info is not None and stat.S_ISDIR(info.st_mode):
+        raise OutputRefused(f"{chosen} is a folder, not a file name; choose a file name")
+    return chosen if chosen.suffix else chosen.with_suffix(suffix)
+
+
 #: Where a process cannot be asked whether it runs (Windows, where os.kill(pid, 0) would end
 #: it), leftovers older than this are removed.
 STALE_SECONDS = 24 * 3600
