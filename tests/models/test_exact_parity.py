@@ -88,6 +88,11 @@ FAMILIES = {
         {"rotary_pct": 0.5, "rotary_emb_base": 500.0, "layer_norm_eps": 1e-5},
     ),
     "phi": ("PhiConfig", "PhiForCausalLM", {"partial_rotary_factor": 0.5, "layer_norm_eps": 1e-5}),
+    "stablelm": (
+        "StableLmConfig",
+        "StableLmForCausalLM",
+        {"partial_rotary_factor": 0.5, "use_qkv_bias": True, "use_parallel_residual": True},
+    ),
     "phi3": (
         "Phi3Config",
         "Phi3ForCausalLM",
@@ -95,7 +100,11 @@ FAMILIES = {
             "original_max_position_embeddings": 8,
             "partial_rotary_factor": 0.5,
             "sliding_window": 5,
-            "rope_scaling": {"type": "longrope", "short_factor": [1.0, 1.5], "long_factor": [1.0, 4.0]},
+            "rope_scaling": {
+                "type": "longrope",
+                "short_factor": [1.0, 1.5],
+                "long_factor": [1.0, 4.0],
+            },
             **dict.fromkeys(("bos_token_id", "eos_token_id", "pad_token_id"), 0),
         },
     ),
@@ -150,6 +159,7 @@ ROTARY = (
     "gpt_neox",
     "phi",
     "phi3",
+    "stablelm",
     "gemma",
     "gemma2",
     "gemma3",

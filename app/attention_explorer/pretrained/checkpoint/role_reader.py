@@ -155,6 +155,20 @@ class RoleReader:
                 )
         return {}
 
+    def absent(self, role: str, i: int | None, why: str) -> None:
+        """None, after checking that the file has no ``role`` tensor of layer ``i``, which the
+        config rules out (``why`` says how); a ModelError naming the tensor when it has one
+        (transformers would drop it: the weights were not made for this config)."""
+        name = self.name(role, i)
+        stored = None if name is None else self.t.find(name + ".weight", self.arch.prefixes)
+        if stored is not None:
+            raise ModelError(
+                "files",
+                f"{self.t.describe()}: tensor {stored} is present, but {why} (transformers "
+                "would drop it): the weights do not match the config",
+            )
+        return None
+
     def norm(self, role: str, i: int | None, d: int, offset: bool = True) -> Norm | None:
         """A norm's (gamma, beta or None) by role, or None when the family has no such norm.
         A record with a ``norm_offset`` (Gemma's ``x̂ * (1 + w)``) gets ``offset + w`` as gamma:

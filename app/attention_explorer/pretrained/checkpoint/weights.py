@@ -211,6 +211,10 @@ def _attention(r: RoleReader, i: int, d: int, d_q: int, d_kv: int) -> dict:
     return parts
 
 
+#: Why a parallel layer with one shared norm has no feed-forward norm.
+_SHARED = "the config's parallel residual shares the attention's norm with the feed-forward"
+
+
 def _layer(r: RoleReader, i: int, sizes: dict, d_q: int, d_kv: int) -> LayerWeights:
     d, d_ff = sizes["d_model"], sizes.get("d_ff")  # d_ff None: any width (GPT-2's 4 d)
     d_k = _head_sizes(sizes)[2]
@@ -233,7 +237,7 @@ def _layer(r: RoleReader, i: int, sizes: dict, d_q: int, d_kv: int) -> LayerWeig
         ln_attn=r.norm("attn_norm", i, d),
         ln_attn_out=r.norm("attn_out_norm", i, d),
         ln_ffn_out=r.norm("ffn_out_norm", i, d),
-        ln_ffn=None if shared else r.norm("ffn_norm", i, d),
+        ln_ffn=r.absent("ffn_norm", i, _SHARED) if shared else r.norm("ffn_norm", i, d),
         W_in=W_in,
         b_in=b_in,
         W_out=W_out,
