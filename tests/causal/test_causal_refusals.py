@@ -61,6 +61,9 @@ def test_missing_tokens_and_unknown_sites():
     assert "distractor token 'x'" in str(error)
     error = refusal(lambda: ae.logit_lens(TINY, TINY_CLEAN, dtype="float16"))
     assert "float16" in str(error)
+    error = refusal(lambda: ae.patch(TINY, TINY_CLEAN, b"owl", answer="crab", wrong="bear"))
+    assert "corrupted prompt must be a string, not bytes" in str(error)
+    assert "text must be a string" in str(refusal(lambda: ae.logit_lens(TINY, None)))
 
 
 def test_a_model_without_an_output_head_is_refused_by_name(minilm_folder):  # noqa: F811

@@ -23,7 +23,7 @@ from attention_explorer.pretrained.open_model import LoadedModel
 from attention_explorer.pretrained.output import log_softmax
 
 from .errors import CausalError
-from .runs import cached_run, host, prepare, token_text
+from .runs import cached_run, check_text, host, prepare, token_text
 
 #: How many best tokens the result names at each cell.
 TOP = 10
@@ -98,7 +98,7 @@ def logit_lens(
     started = time.perf_counter()
     prepared = prepare(model, dtype, backend)
     w = prepared.w
-    n = len(prepared.loaded.tokenize(text).ids)
+    n = len(prepared.loaded.tokenize(check_text(text)).ids)
     size = (w.n_layers + 1) * n * w.vocab * np.dtype(dtype).itemsize
     if size > LIMIT_BYTES:
         raise CausalError(

@@ -40,6 +40,7 @@ from .runs import (
     Readout,
     block_output,
     cached_run,
+    check_text,
     copy,
     last_logits,
     prepare,
@@ -146,6 +147,7 @@ def _checked(prepared: Prepared, clean: str, corrupted: str, site: str, answer, 
         raise CausalError("token", "patching needs both an answer token and a wrong token")
     pair = (token_id(prepared, answer, "answer"), token_id(prepared, wrong, "wrong"))
     tokenize = prepared.loaded.tokenize
+    clean, corrupted = check_text(clean, "clean prompt"), check_text(corrupted, "corrupted prompt")
     check_lengths(len(tokenize(clean).ids), len(tokenize(corrupted).ids))
     return pair
 

@@ -186,13 +186,20 @@ def _check_block(prepared: Prepared, layer: int, attn, again) -> None:
         )
 
 
+def check_text(text, role: str = "text") -> str:
+    """``text`` when it is a string, else a one-line CausalError naming ``role``."""
+    if not isinstance(text, str):
+        raise CausalError("text", f"the {role} must be a string, not {type(text).__name__}")
+    return text
+
+
 def cached_run(prepared: Prepared, text: str, heads: bool = True) -> CachedRun:
     """Run ``text`` through every block, keeping what patching reads (see :class:`CachedRun`).
     ``heads=False`` keeps only the residuals and the attention outputs (``weights``,
     ``values`` and ``mixed`` stay empty: the resid_pre and attn_out sites and the lens need
     no more, and a long text's ``[heads, n, n]`` weights are the largest part)."""
     w = prepared.w
-    toks = prepared.loaded.tokenize(text)
+    toks = prepared.loaded.tokenize(check_text(text))
     hidden, weights, values, mixed, attn = [], [], [], [], []
     try:
         h = embed(w, toks.ids, toks.type_ids, np.dtype(prepared.dtype))  # [n, d]
