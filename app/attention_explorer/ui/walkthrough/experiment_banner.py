@@ -14,7 +14,7 @@ import html
 import re
 
 import numpy as np
-from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QSizePolicy,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -40,6 +41,8 @@ COMPARED_VALUES = 8
 MAX_HEIGHT_SHARE = 0.2
 #: ... but always room for this many lines.
 MIN_LINES = 3
+#: The button that opens the text under the title line, and closes it.
+MORE_TEXT, LESS_TEXT = "Details ▾", "Less ▴"
 
 
 def _escape(text: object) -> str:
@@ -64,6 +67,17 @@ def _difference(after: np.ndarray, before: np.ndarray) -> str:
             words.append("shown" if np.isfinite(new) else "hidden")
     more = f", … {len(after) - COMPARED_VALUES} more" if len(after) > COMPARED_VALUES else ""
     return f"[{', '.join(words)}{more}]"
+
+
+class _TextScroll(QScrollArea):
+    """The banner's text area: asks for ``wanted`` pixels of height (its text's)."""
+
+    wanted = 0
+
+    def sizeHint(self):  # noqa: N802 - Qt's name
+        """The width Qt would give, the height of the text (up to the banner's cap)."""
+        hint = super().sizeHint()
+        return QSize(hint.width(), self.wanted or hint.height())
 
 
 class ExperimentBanner(QFrame):
@@ -91,13 +105,13 @@ class ExperimentBanner(QFrame):
         self.text.setWordWrap(True)
         self.text.setTextFormat(Qt.TextFormat.RichText)  # every piece is escaped below
         self.text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.scroll = QScrollArea()
+        self.scroll = _TextScroll()
         self.scroll.setWidget(self.text)
         self.scroll.setWidgetResizable(True)
         self.scroll.setFrameShape(QFrame.Shape.NoFrame)
         self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         # the text wraps to whatever width the window gives: its one-line width asks for none
-        self.scroll.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        self.scroll.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Maximum)
         self.try_button = QPushButton("Try it")
         self.try_button.setToolTip("Apply this experiment's change (undo with Ctrl+Z)")
         self.try_button.clicked.connect(self._on_try)
@@ -108,9 +122,26 @@ class ExperimentBanner(QFrame):
         self.compare_button.clicked.connect(self.compare_requested.emit)
         self.close_button = QPushButton("Hide")
         self.close_button.clicked.connect(self.hide)
+        # One title line; the question, what to look for and the notes open on demand (the
+        # walkthrough's About step says them too, and 13 lines pushed the views off a laptop).
+        self.title_line = QLabel()
+        self.title_line.setObjectName("experimentTitle")
+        self.title_line.setTextFormat(Qt.TextFormat.RichText)  # escaped like the text
+        self.title_line.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        self.more_button = QPushButton(MORE_TEXT)
+        self.more_button.setCheckable(True)
+        self.more_button.setToolTip("Show the example's question, what to look for and its notes")
+        self.more_button.toggled.connect(self.set_expanded)
+        column = QVBoxLayout()
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(2)
+        column.addWidget(self.title_line)
+        column.addWidget(self.scroll)
+        self.scroll.hide()
         layout = QHBoxLayout(self)
-        layout.setContentsMargins(8, 4, 8, 4)
-        layout.addWidget(self.scroll, 1)
+        layout.setContentsMargins(8, 2, 8, 2)
+        layout.addLayout(column, 1)
+        layout.addWidget(self.more_button, 0, Qt.AlignmentFlag.AlignTop)
         layout.addWidget(self.try_button, 0, Qt.AlignmentFlag.AlignTop)
         layout.addWidget(self.compare_button, 0, Qt.AlignmentFlag.AlignTop)
         layout.addWidget(self.close_button, 0, Qt.AlignmentFlag.AlignTop)
@@ -122,6 +153,19 @@ class ExperimentBanner(QFrame):
         self.refresh()
 
     # -- state -------------------------------------------------------------------------------
+    def expanded(self) -> bool:
+        """True while the whole text shows under the title line."""
+        return self.more_button.isChecked()
+
+    def set_expanded(self, on: bool) -> None:
+        """Open (``on``) or close the text under the title line."""
+        if self.more_button.isChecked() != bool(on):
+            self.more_button.setChecked(bool(on))  # comes back here through toggled
+            return
+        self.more_button.setText(LESS_TEXT if on else MORE_TEXT)
+        self.scroll.setVisible(bool(on))
+        self._fit_height()
+
     def tried(self) -> bool:
         """True while the session holds every setting the experiment's "try" names."""
         changes = self.session.experiment.get("try")
@@ -134,6 +178,7 @@ class ExperimentBanner(QFrame):
         """Say in the banner why the engine refused the experiment's change."""
         self._refusal = message
         self.refresh()
+        self.set_expanded(True)
 
     def _forget_refusal(self, *_args) -> None:
         self._refusal = ""
@@ -169,6 +214,9 @@ class ExperimentBanner(QFrame):
         if self._refusal:
             parts.append(f"<b>Engine says:</b> {_escape(self._refusal)}")
         self.text.setText("<br>".join(parts))
+        self.title_line.setText(self._title(tried))
+        self.title_line.setToolTip(_escape(question) if question else "")
+        self.more_button.setVisible(len(parts) > 1 or bool(s.description))
         self.try_button.setVisible(bool(s.experiment.get("try")))
         self.try_button.setEnabled(not tried)
         self.try_button.setText("Tried" if tried else "Try it")
@@ -176,15 +224,37 @@ class ExperimentBanner(QFrame):
         self.setVisible(bool(parts))
         self._fit_height()
 
+    def _title(self, tried: bool) -> str:
+        """The title line: the example's name and sizes, and what was tried or refused."""
+        s = self.session
+        sizes = s.config.summary(len(s.tokens))
+        line = f"<b>{_escape(s.name or 'Experiment')}</b> ({_escape(sizes)})"
+        if tried:
+            changes = self.session.experiment.get("try", {})
+            what = ", ".join(f"{_escape(k)} = {_escape(v)}" for k, v in changes.items())
+            line += f" · <b>Tried:</b> {what} (Ctrl+Z undoes it)"
+        elif s.experiment.get("question"):
+            line += " · <b>Question</b> under Details"
+        if self._refusal:
+            line += " · <b>Engine refused the change</b>: see Details"
+        return line
+
     def _fit_height(self) -> None:
-        """As tall as the text, up to MAX_HEIGHT_SHARE of the window (then the text scrolls)."""
+        """As tall as the text, up to MAX_HEIGHT_SHARE of the window (then the text scrolls);
+        a window short of room may squeeze it down to MIN_LINES lines, so opening the text
+        never makes a window at its smallest grow."""
         lines = self.fontMetrics().lineSpacing()
         cap = max(MIN_LINES * lines, int(self.window().height() * MAX_HEIGHT_SHARE))
         width = self.scroll.viewport().width()
         needed = self.text.heightForWidth(width) if width > 50 else self.text.sizeHint().height()
         height = min(max(needed, lines), cap)
-        if self.scroll.height() != height or self.scroll.minimumHeight() != height:
-            self.scroll.setFixedHeight(height)
+        least = min(height, MIN_LINES * lines)
+        scroll = self.scroll
+        if scroll.wanted != height or scroll.minimumHeight() != least:
+            scroll.wanted = height
+            scroll.setMinimumHeight(least)
+            scroll.setMaximumHeight(height)
+            scroll.updateGeometry()
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         """A new width wraps the text anew: fit the height again."""
@@ -253,4 +323,5 @@ class ExperimentBanner(QFrame):
         if isinstance(changes, dict):
             self._refusal = ""
             self._before = self.live.trace if self.live is not None else None
+            self.set_expanded(True)  # the before / after comparison is what was asked for
             self.try_requested.emit(dict(changes))
