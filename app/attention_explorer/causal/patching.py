@@ -50,9 +50,9 @@ from .runs import (
 )
 
 #: BLAS threads of a patching map by default: its products are small (a partial run per
-#: cell of a short text), and on the 2-core machine under load one thread made a 16-token
-#: MiniLM-sized map 12x faster than every core (3.6 s against 42.7 s; see
-#: diagnostics/patch_bench.py). ``threads=None`` gives BLAS every core.
+#: cell of a short text), and on the busy 2-core machine one thread made a 16-token
+#: MiniLM-sized map 12x faster than every core (3.6 s against 42.7 s, before the metric read
+#: two unembedding rows; see diagnostics/patch_bench.py). ``threads=None``: every core.
 PATCH_THREADS = 1
 #: The sites and the name of each map's second axis.
 SITES = {"resid_pre": "position", "attn_out": "position", "head_out": "head", "pattern": "head"}
