@@ -147,10 +147,12 @@ class _PairCanvas(QWidget):
         for c, value in enumerate(self.products):
             cell = self.cell_rect(2, c).adjusted(1, 1, -1, -1)
             middle = cell.center().x()
-            painter.setPen(QPen(text, 1))
+            axis = QColor(text)
+            axis.setAlphaF(0.35)  # the zero line, light: the number is written across it
+            painter.setPen(QPen(axis, 1))
             painter.drawLine(QPointF(middle, cell.top()), QPointF(middle, cell.bottom()))
             colour = QColor(214, 96, 77) if value < 0 else QColor(67, 147, 195)
-            colour.setAlphaF(0.75)
+            colour.setAlphaF(0.55)
             painter.fillRect(self.bar_rect(c), colour)
             if c == self.current:
                 painter.setPen(QPen(QColor("#f0a020"), 2))
@@ -235,7 +237,7 @@ class DotProductView(QWidget):
         self.source = QLabel()
         self.source.setObjectName("pairSource")
         self.source.setTextFormat(Qt.TextFormat.PlainText)
-        self.source.setWordWrap(True)
+        self.source.setWordWrap(False)  # one line: the view is a few lines tall
         self.direct_button = QPushButton("Type Q, K, V…")
         self.direct_button.setToolTip(
             "Switch to typing Q, K and V directly (every number is kept; Undo switches back)"
@@ -349,16 +351,26 @@ class DotProductView(QWidget):
             box.setVisible(bool(rows))  # greyed boxes say nothing: the source line does
         canvas.editable_rows = rows
         self.source.setText(self.source_text() if not rows else "")
+        self.source.setToolTip(self.source_tip() if not rows else "")
         self.source.setVisible(not rows)
         self.direct_button.setVisible(not rows and self.session.config.mode == "projection")
 
     def source_text(self) -> str:
-        """Where q and k come from when they cannot be typed here."""
+        """Where q and k come from when they cannot be typed here (one short line)."""
         config = self.session.config
+        rope = config.positional == "rope"
         if config.mode == "projection":
-            rotated = ", then turned by RoPE" if config.positional == "rope" else ""
-            return f"Here q = x·W_Q and k = x·W_K (computed{rotated})"
-        return "Under RoPE these are Q and K turned by their positions (computed)"
+            return "q = x·W_Q, k = x·W_K" + (", then RoPE" if rope else "")
+        return "q, k: Q and K turned by RoPE"
+
+    def source_tip(self) -> str:
+        """The source line's whole sentence (its tooltip)."""
+        if self.session.config.mode == "projection":
+            return (
+                "Here q and k are computed: q = x·W_Q and k = x·W_K from the embeddings X. "
+                "Edit X, W_Q or W_K, or switch to typing Q, K and V directly."
+            )
+        return "Under RoPE the scores read q and k turned by their positions: edit Q or K."
 
     def _box_tip(self, _row: int, editable: bool) -> str:
         if editable:

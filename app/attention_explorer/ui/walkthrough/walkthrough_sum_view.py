@@ -23,8 +23,15 @@ class WeightedSumView(DotProductView):
     TYPED = "V"
 
     def source_text(self) -> str:
-        """Where w and v come from when v cannot be typed here."""
-        return "Here v = x·W_V (computed); the weights come from the softmax step"
+        """Where v comes from when it cannot be typed here (one short line)."""
+        return "v = x·W_V; w: the softmax"
+
+    def source_tip(self) -> str:
+        """The source line's whole sentence (its tooltip)."""
+        return (
+            "Here v is computed: v = x·W_V from the embeddings X, and the weights come from "
+            "the softmax step. Edit X or W_V, or switch to typing Q, K and V directly."
+        )
 
     def editable_rows(self) -> tuple[int, ...]:
         """Only v (row 1), and only when V is typed (direct mode)."""
