@@ -37,14 +37,14 @@ def test_a_file_instead_of_a_folder(gpt2_folder):
 
 
 def test_unsupported_architecture_lists_the_supported_ones(tmp_path, gpt2_folder):
-    folder = copy_model(gpt2_folder, tmp_path / "gemma")
+    folder = copy_model(gpt2_folder, tmp_path / "mamba")  # a family no record covers
     config = json.loads((folder / "config.json").read_text())
-    config.update(model_type="gemma", architectures=["GemmaForCausalLM"])
+    config.update(model_type="mamba", architectures=["MambaForCausalLM"])
     (folder / "config.json").write_text(json.dumps(config))
     with pytest.raises(ModelError) as err:
         from_model(folder, "the cat")
     assert err.value.what == "architecture"
-    assert "GemmaForCausalLM" in str(err.value) and "Llama" in str(err.value)
+    assert "MambaForCausalLM" in str(err.value) and "Llama" in str(err.value)
     assert "BERT" in str(err.value) and "GPT-2" in str(err.value)
 
 

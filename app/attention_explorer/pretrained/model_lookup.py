@@ -137,7 +137,10 @@ def base_for_saving(origin: dict) -> tuple[SessionData, str] | None:
         if print_ is None:
             continue
         try:
-            return from_model(path, origin["text"], int(origin["layer"])), print_
+            base = from_model(path, origin["text"], int(origin["layer"]))
         except (ModelError, ValueError, TypeError):
             return None
+        if _print_of(path) != print_:  # changed while it was read: no reference to trust
+            return None
+        return base, print_
     return None

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from attention_explorer.pretrained.checkpoint.safe_paths import is_dir
 from attention_explorer.session import SessionData
 from attention_explorer.ui.model.model_loader import ModelLoader
 from attention_explorer.ui.model.model_overview import ModelOverview
@@ -266,7 +267,7 @@ class ModelPanel(QWidget):
         if record is None:
             return
         folder, name = record.folder, record.name
-        model = folder if folder and Path(folder).is_dir() else name
+        model = folder if folder and is_dir(Path(folder)) else name  # a stat that never raises
         same = self.loaded is not None and str(self.loaded.folder) == folder
         if model and not same:  # keep "all-MiniLM-L6-v2" as typed, not its folder
             self.model_edit.setText(model)
