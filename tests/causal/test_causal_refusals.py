@@ -32,6 +32,13 @@ def test_an_equal_metric_is_refused_not_divided():
     error = refusal(lambda: ae.patch(TINY, TINY_CLEAN, TINY_CLEAN, answer="crab", wrong="bear"))
     assert error.what == "metric" and "on both prompts" in str(error)
     assert "crab" in str(error) and "bear" in str(error)
+    from attention_explorer.causal.patching import check_metrics
+
+    with pytest.raises(CausalError, match="to the run's precision"):
+        check_metrics(3.0, 3.0 + 1e-6, ("a", "b"), "float32")  # rounding, not a difference
+    check_metrics(3.0, 3.0 + 1e-6, ("a", "b"), "float64")
+    with pytest.raises(CausalError, match="not finite"):
+        check_metrics(float("inf"), 1.0, ("a", "b"), "float64")
 
 
 @pytest.mark.parametrize(

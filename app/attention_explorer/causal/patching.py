@@ -215,6 +215,25 @@ def metric_map(
     return out
 
 
+#: Relative gap under which the clean and corrupted metrics count as equal, by dtype: a
+#: smaller one is rounding, and dividing by it would fill the map with noise.
+EQUAL_GAP = {"float32": 1e-5, "float64": 1e-12}
+
+
+def check_metrics(m_clean: float, m_corrupted: float, shown, dtype: str) -> None:
+    """A CausalError unless both metrics are finite and differ by more than rounding."""
+    what = f"logit[{shown[0]}] − logit[{shown[1]}]"
+    if not (np.isfinite(m_clean) and np.isfinite(m_corrupted)):
+        raise CausalError("metric", f"{what} is not finite on one of the prompts")
+    scale = 1.0 + max(abs(m_clean), abs(m_corrupted))
+    if abs(m_clean - m_corrupted) <= EQUAL_GAP[dtype] * scale:
+        raise CausalError(
+            "metric",
+            f"{what} is {m_clean:.6g} on both prompts (to the run's precision), so no share of "
+            "it can be restored; choose prompts or tokens that differ",
+        )
+
+
 def run_metric(prepared: Prepared, run: CachedRun, pair: tuple[int, int]) -> float:
     """``logit[a] − logit[b]`` at the last position of an unpatched run."""
     logits = last_logits(prepared.w, run.final)  # [vocab]
@@ -252,13 +271,10 @@ def patch(
         m_clean = run_metric(prepared, clean_run, pair)
         m_corrupted = run_metric(prepared, corrupted_run, pair)
         shown = [token_text(prepared, t) for t in pair]
-        if m_clean == m_corrupted:
-            raise CausalError(
-                "metric",
-                f"logit[{shown[0]}] − logit[{shown[1]}] is {m_clean:.6g} on both prompts, so "
-                "no share of it can be restored; choose prompts or tokens that differ",
-            )
+        check_metrics(m_clean, m_corrupted, shown, dtype)
         raw = metric_map(prepared, corrupted_run, clean_run, site, pair, progress, cancelled)
+        if not np.all(np.isfinite(raw)):
+            raise CausalError("metric", f"the patched metric is not finite for some {site} cell")
     values = (raw - m_corrupted) / (m_clean - m_corrupted)  # [layers, positions | heads]
     return PatchResult(
         values=values,
