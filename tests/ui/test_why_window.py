@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from model_folders import load, minilm_folder, model_window  # noqa: F401 - fixtures
+from model_folders import gpt2_folder, load, minilm_folder, model_window  # noqa: F401
 from PySide6.QtCore import QEvent, QObject, QPointF, Qt
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QApplication
@@ -54,8 +54,12 @@ def _hover(cell_map, row, col):
 
 def _run(qtbot, view):
     view.result = None
-    with qtbot.waitSignal(view.controls.finished, timeout=RUN_MS):
-        qtbot.mouseClick(view.controls.start_button, Qt.MouseButton.LeftButton)
+    controls, ended = view.controls, []
+    controls.finished.connect(ended.append)
+    controls.failed.connect(ended.append)
+    qtbot.mouseClick(controls.start_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: bool(ended), timeout=RUN_MS)
+    assert view.result is not None, controls.note.text()
     return view.result
 
 
@@ -77,8 +81,12 @@ def test_the_model_menu_opens_why_on_the_panels_model(qtbot, model_window):
         "9 tokens",
         "9 tokens",
     )
-    assert dialog.inputs.answer == "bee"  # the clean prompt's top prediction
-    assert dialog.inputs.wrong == "owl"  # the corrupted prompt's
+    vocab = model_window.context.model.loaded.tokenizer
+    assert dialog.inputs.answer == vocab.token_to_id("bee")  # the clean prompt's top prediction
+    assert dialog.inputs.wrong == vocab.token_to_id("owl")  # the corrupted prompt's
+    assert dialog.inputs.answer_box.currentText() == "bee   0.995"
+    dialog.inputs.answer_box.setEditText("cat")  # a token typed, not offered
+    assert dialog.inputs.answer == "cat"
     action.trigger()
     assert _launcher(model_window).dialog is dialog  # raised again, not rebuilt
 
@@ -153,3 +161,22 @@ def test_a_model_without_an_output_head_is_refused_in_one_line(qtbot, model_wind
     qtbot.waitUntil(lambda: dialog.inputs.note.text() != "", timeout=RUN_MS)
     assert "has no output head" in dialog.inputs.note.text()
     assert "\n" not in dialog.inputs.note.text()
+
+
+def test_a_head_map_cell_opens_that_layer_and_head(qtbot, model_window, gpt2_folder):
+    load(qtbot, model_window, gpt2_folder, "the cat sat on the mat")
+    dialog = _launcher(model_window).show()
+    qtbot.addWidget(dialog)
+    with qtbot.waitSignal(dialog.inputs.predictions_ready, timeout=RUN_MS):
+        dialog.inputs.corrupted_edit.setText("the mat sat on the cat")
+    view = dialog.patch
+    view.site_box.setCurrentIndex(view.site_box.findData("pattern"))
+    result = _run(qtbot, view)
+    assert view.map.values.shape == (3, 4) and result.site == "pattern"
+    assert view.map.col_labels == ["head 0", "head 1", "head 2", "head 3"]
+    panel = model_window.model_panel
+    with qtbot.waitSignal(panel.loader.layer_ready, timeout=RUN_MS):
+        qtbot.mouseClick(view.map, Qt.MouseButton.LeftButton, pos=view.map.cell_rect(2, 3).center())
+    qtbot.waitUntil(lambda: model_window.context.model.origin is not None, timeout=10000)
+    assert model_window.context.model.origin.layer == 2
+    assert model_window.session.selected_head == 3

@@ -91,7 +91,7 @@ class AttributionView(QWidget):
 
         loaded, text, answer = self.state.loaded, self.inputs.clean, self.inputs.answer
         wrong = self.inputs.wrong if self.minus_wrong.isChecked() else None
-        if loaded is None or not text.strip() or not answer:
+        if loaded is None or not text.strip() or answer == "":
             self.controls.refuse("Load a model, type the clean prompt and pick the answer first")
             return False
         options = {"backend": backend_of(self.state), "threads": WINDOW_THREADS}

@@ -57,7 +57,7 @@ class CauseView(QWidget):
         self.plot.setBackground(self.palette().color(QPalette.ColorRole.Base))
         self.plot.setMenuEnabled(False)
         self.plot.setLabel("bottom", "attention from the last position to the answer's source")
-        self.plot.setLabel("left", "share of the answer restored by patching the head")
+        self.plot.setLabel("left", "share restored by patching")
         self.scatter = pg.ScatterPlotItem(size=12, hoverable=True)
         self.plot.addItem(self.scatter)
         self._labels: list[pg.TextItem] = []
@@ -104,7 +104,7 @@ class CauseView(QWidget):
         problem = ""
         if loaded is None:
             problem = "Load a model in the Model panel first"
-        elif not i.clean.strip() or not i.corrupted.strip() or not i.answer or not i.wrong:
+        elif not i.clean.strip() or not i.corrupted.strip() or "" in (i.answer, i.wrong):
             problem = "Type both prompts and pick the answer and the wrong token"
         elif i.lengths_problem():
             problem = i.lengths_problem()

@@ -84,7 +84,7 @@ class PatchView(QWidget):
             problem = "Type both a clean and a corrupted prompt"
         elif inputs.lengths_problem():
             problem = inputs.lengths_problem()
-        elif not inputs.answer or not inputs.wrong:
+        elif inputs.answer == "" or inputs.wrong == "":
             problem = "Pick an answer token and a wrong token"
         if problem:
             self.controls.refuse(problem[:1].upper() + problem[1:])

@@ -22,13 +22,13 @@ from attention_explorer.ui.widgets.plain_text import error_text_style
 OFFERED = 10
 
 
-def top_predictions(loaded, text: str) -> list[tuple[str, float]]:
+def top_predictions(loaded, text: str) -> list[tuple[str, int, float]]:
     """The model's :data:`OFFERED` most probable next tokens after ``text``: (token as the
-    strip shows it, probability). A ModelError for a model without an output head."""
+    strip shows it, id, probability). A ModelError for a model without an output head."""
     from attention_explorer.pretrained import model_run
 
     run = model_run(loaded, text, threads=WINDOW_THREADS)
-    return [(token, p) for token, _id, p in run.top_tokens(None, OFFERED)]
+    return run.top_tokens(None, OFFERED)
 
 
 def _token_box(tip: str) -> QComboBox:
@@ -40,12 +40,13 @@ def _token_box(tip: str) -> QComboBox:
     return box
 
 
-def chosen_token(box: QComboBox) -> str:
-    """The token of an answer or wrong box: the offered token picked, or the text typed."""
+def chosen_token(box: QComboBox) -> int | str:
+    """The token of an answer or wrong box: the id of the offered token picked (a token such
+    as a lone byte is shown escaped, which only its id names), or the text typed."""
     text = box.currentText()
     index = box.findText(text)
     if index >= 0 and box.itemData(index) is not None:
-        return str(box.itemData(index))
+        return int(box.itemData(index))
     return text.strip()
 
 
@@ -108,13 +109,13 @@ class WhyInputs(QWidget):
         return self.corrupted_edit.text()
 
     @property
-    def answer(self) -> str:
-        """The answer token (as the token strip shows it)."""
+    def answer(self) -> int | str:
+        """The answer token: its id, or the token as typed (as the token strip shows it)."""
         return chosen_token(self.answer_box)
 
     @property
-    def wrong(self) -> str:
-        """The wrong token."""
+    def wrong(self) -> int | str:
+        """The wrong token: its id, or as typed."""
         return chosen_token(self.wrong_box)
 
     def token_count(self, text: str) -> int | None:
@@ -171,21 +172,22 @@ class WhyInputs(QWidget):
         clean, corrupted, top_clean, top_corrupted = result
         if (clean, corrupted) != (self.clean, self.corrupted):
             return  # typed on since: a newer prediction is on its way
-        answer = top_clean[0][0]
-        wrong = next((t for t, _ in top_corrupted if t != answer), None)
-        wrong = wrong or next((t for t, _ in top_clean if t != answer), answer)
+        answer = top_clean[0][1]
+        wrong = next((i for _t, i, _p in top_corrupted if i != answer), None)
+        if wrong is None:
+            wrong = next((i for _t, i, _p in top_clean if i != answer), answer)
         self._fill(self.answer_box, top_clean, answer)
         self._fill(self.wrong_box, top_corrupted or top_clean, wrong)
         self.note.setText("")
         self.predictions_ready.emit()
 
-    def _fill(self, box: QComboBox, offered: list[tuple[str, float]], default: str) -> None:
+    def _fill(self, box: QComboBox, offered: list[tuple[str, int, float]], default: int) -> None:
         typed = box.currentText().strip()
         keep = typed and box.findText(typed) < 0  # a token the learner typed stays
         box.blockSignals(True)
         box.clear()
-        for token, p in offered:
-            box.addItem(f"{token}   {p:.3f}", token)
+        for token, tid, p in offered:
+            box.addItem(f"{token}   {p:.3f}", tid)
         box.blockSignals(False)
         if keep:
             box.setEditText(typed)

@@ -122,9 +122,10 @@ class JobControls(QWidget):
         self.worker.estimate(estimate)
 
     def refuse(self, message: str) -> None:
-        """Say why the job cannot start."""
+        """Say why the job cannot start (in the note, and as ``failed(message)``)."""
         self._pending = None
         self.note.setText(message)
+        self.failed.emit(message)
 
     def _on_estimate(self, seconds: float) -> None:
         self.start_button.setEnabled(True)
