@@ -21,6 +21,7 @@ from attention_explorer.pretrained.checkpoint.tokenize import Tokens, load_token
 from attention_explorer.pretrained.checkpoint.validate import check_ids
 from attention_explorer.pretrained.checkpoint.weights import ModelWeights, read_weights
 from attention_explorer.pretrained.forward import attention_input, attention_parts, run_layers
+from attention_explorer.pretrained.layer_parts import layer_view
 from attention_explorer.pretrained.model_errors import ModelError
 from attention_explorer.pretrained.rotary import rotary_note
 from attention_explorer.session.document import SessionData
@@ -155,7 +156,9 @@ def from_model(
     w = loaded.weights
     config, inputs = attention_parts(w, layer, attention_input(w, layer, h))
     pre = w.arch.tensors["attn_norm"].format(i=layer) if w.arch.norm_placement == "pre" else None
-    note = model_source_note(loaded.name, layer, text, pre) + rotary_note(w)
+    # direct mode says why (the layer's own RoPE and window: layer_view)
+    why = rotary_note(layer_view(w, layer)) if config.mode == "direct" else ""
+    note = model_source_note(loaded.name, layer, text, pre) + why
     return SessionData(
         tokens=toks.tokens,
         config=config,

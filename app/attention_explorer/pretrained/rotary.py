@@ -222,27 +222,41 @@ def rope_frequencies(config: Mapping, d_k: int) -> np.ndarray:
 
 def engine_rope(w) -> tuple[dict | None, str]:
     """The engine settings (``positional="rope"``, ``rope_theta``, ``rope_scaling``,
-    ``rope_factor``) that reproduce ``w``'s rotation exactly, with ""; or (None, why not).
+    ``rope_factor`` and, when only part of each head turns, ``rotary_fraction``) that
+    reproduce ``w``'s rotation exactly, with ""; or (None, why not).
 
     The engine's config carries only a scaling kind and a factor (llama3's other parameters
-    are Llama 3.1's); the check is that its inverse frequencies equal the checkpoint's.
+    are Llama 3.1's) and turns the first ``int(d_k × rotary_fraction)`` dimensions; the check
+    is that it turns as many as the model and that its inverse frequencies equal the model's.
     """
-    theta, scaling = _rope_settings(w.config)
+    plan = getattr(w, "rotary", None)  # the model's RoPE as the run applies it
+    if plan is not None:
+        theta, scaling, turned = plan.theta, plan.scaling, plan.rotary_dim
+    else:
+        (theta, scaling), turned = _rope_settings(w.config), w.d_k
     settings = {
         "positional": "rope",
         "rope_theta": theta,
         "rope_scaling": scaling.kind,
         "rope_factor": float(scaling.factor),
     }
-    engine = AttentionConfig(d_k=w.d_k, **settings).rope_scaling_record()  # what it computes
+    if turned != w.d_k:  # partial rotary (GPT-NeoX, Phi, StableLM)
+        settings["rotary_fraction"] = turned / w.d_k
+    try:
+        config = AttentionConfig(d_k=w.d_k, **settings)
+        engine = config.rope_scaling_record()  # what it computes
+    except AttentionInputError as exc:
+        return None, f"its RoPE is not an engine setting ({exc.message})"
+    if config.rotary_dims != turned:
+        return None, f"the engine cannot turn exactly {turned} of {w.d_k} dimensions"
     if engine != scaling:
         differ = [
             f"{name} {getattr(scaling, name)} (the engine uses {getattr(engine, name)})"
             for name in ("low_freq_factor", "high_freq_factor", "original_max_position_embeddings")
             if getattr(scaling, name) != getattr(engine, name)
         ]
-        return None, f"its {scaling.kind} rope scaling has " + ", ".join(differ)
-    if not np.array_equal(inverse_frequencies(w.d_k, theta, engine), w.rope):  # [d_k/2]
+        return None, f"its {scaling.kind} rope scaling has " + (", ".join(differ) or "settings")
+    if not np.array_equal(inverse_frequencies(turned, theta, engine), w.rope):  # [r/2]
         return None, "the engine's RoPE frequencies differ from the checkpoint's"
     return settings, ""
 
@@ -279,7 +293,8 @@ def direct_reason(w) -> str:
 def rotary_note(w) -> str:
     """A sentence for the session description when a layer opens in direct mode (see the
     module docstring), else ""."""
-    why = direct_reason(w)
+    plan = getattr(w, "rotary", None)  # the RoPE plan may say why the run keeps RoPE itself
+    why = direct_reason(w) or (plan.engine_reason() if plan is not None else "")
     if not why:
         return ""
     done = "normed and rotated" if w.arch.qk_norm else "rotated"
@@ -317,14 +332,6 @@ def _mask(w, layer: int) -> dict:
     return {"mask": "causal" if w.causal else "none", "window": _layer_window(w, layer)}
 
 
-def _fraction(w, rope: dict) -> dict:
-    """The engine's ``rotary_fraction`` for a model whose RoPE turns only the first part of
-    each head (partial rotary), {} when whole heads turn."""
-    plan = getattr(w, "rotary", None)
-    dims = getattr(plan, "rotary_dim", w.d_k)
-    return {} if dims == w.d_k else {"rotary_fraction": dims / w.d_k}
-
-
 def rotary_parts(w, layer: int, x: np.ndarray, scale: tuple[str, float]):
     """The engine's (config, inputs) for rotary or QK-norm layer ``layer`` on ``x [n, d]``:
     projection mode with the engine's RoPE, QK-norm (the layer's q_norm and k_norm weights as
@@ -346,7 +353,6 @@ def rotary_parts(w, layer: int, x: np.ndarray, scale: tuple[str, float]):
         rope = {}
         if w.rope is not None:
             rope, _ = engine_rope(w)
-            rope = {**rope, **_fraction(w, rope)}
         norm, _ = qk_norm_settings(w)
         d_v = lw.W_V.shape[1] // w.kv_heads
         config = AttentionConfig(mode="projection", d_v=d_v, **shared, **rope, **norm)
