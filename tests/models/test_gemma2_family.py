@@ -127,3 +127,13 @@ def test_a_missing_sandwich_norm_is_refused_by_name(gemma2_copy):
     )
     with pytest.raises(ModelError, match=r"layers\.1\.post_feedforward_layernorm\.weight"):
         model_run(gemma2_copy, TEXT)
+
+
+@pytest.mark.parametrize("family", ["gemma", "llama"])
+def test_gemma2_weights_labelled_another_family_are_refused(gemma2_copy, family):
+    """The sandwich norms are named, never dropped: Gemma 2's tensors as Gemma or Llama."""
+    rewrite_config(gemma2_copy, model_type=family, architectures=None)
+    with pytest.raises(
+        ModelError, match=r"layers\.0\.pre_feedforward_layernorm\.weight is present"
+    ):
+        model_run(gemma2_copy, TEXT)

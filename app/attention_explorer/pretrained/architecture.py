@@ -80,6 +80,12 @@ QK_NORM_TENSORS = MappingProxyType(
 )
 
 
+#: The feed-forward's own norms under transformers' names (Gemma 2 and 3's sandwich, OLMo 2's
+#: output norm): a record that does not name them refuses a file holding them, so Gemma 2
+#: weights labelled gemma or llama are not run without those norms.
+FFN_NORM_TENSORS = ("layers.{i}.pre_feedforward_layernorm", "layers.{i}.post_feedforward_layernorm")
+
+
 def inverse_sqrt_dk(config: Mapping, layer: int, d_k: int) -> float:
     """The usual scale rule: scores are multiplied by ``1 / sqrt(d_k)``."""
     return 1.0 / math.sqrt(d_k)
@@ -192,6 +198,9 @@ class Architecture:
     #: (RoBERTa's ``create_position_ids_from_input_ids``): the config key of ``padding_idx``
     #: and its default; None: positions 0..n-1.
     position_padding: tuple[str, int] | None = None
+    #: The masked-LM head's activation when the family fixes it (RoBERTa's head calls the exact
+    #: GELU whatever ``hidden_act`` says); None: the feed-forward's.
+    head_activation: str | None = None
 
     def parallel(self, config: Mapping) -> bool:
         """Whether this model's layers use the parallel residual."""

@@ -64,7 +64,6 @@ def norm(w: ModelWeights, x, pair: Norm):
 def embed(w: ModelWeights, ids, type_ids, dtype=np.float64) -> np.ndarray:
     """The input of layer 0: token (+ position, + token type, then a norm if the family has
     one). ``[n, d]`` in ``dtype``."""
-    n = len(ids)
     h = w.word.rows(ids, dtype)  # [n, d]: only these rows are read and converted
     if w.position is not None:
         h += w.position[position_ids(w, ids)]  # [n, d]
@@ -87,7 +86,7 @@ def position_ids(w: ModelWeights, ids) -> np.ndarray:
         where = np.arange(len(ids))  # [n]
     else:
         key, default = w.arch.position_padding
-        pad = int(w.config.get(key, default))
+        pad = int(default if w.config.get(key) is None else w.config[key])
         real = ids != pad  # [n]
         where = np.cumsum(real) * real + pad  # [n]
     if len(where) and where.max() >= len(w.position):
@@ -182,7 +181,8 @@ def output_logits(w: ModelWeights, h: np.ndarray) -> np.ndarray | None:
     if head is None:
         return None
     if head.kind == "mlm":
-        x = ops(w).ACTIVATIONS[w.activation](ops(w).linear(h, head.W_dense, head.b_dense))
+        act = ops(w).ACTIVATIONS[w.arch.head_activation or w.activation]
+        x = act(ops(w).linear(h, head.W_dense, head.b_dense))  # [n, d]
         x = norm(w, x, head.norm)  # [n, d]
     else:
         x = norm(w, h, head.norm) if head.norm is not None else h  # [n, d]

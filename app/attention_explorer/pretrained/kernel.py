@@ -29,7 +29,7 @@ from array_api_compat import array_namespace
 from attention_explorer.engine import AttentionConfig, AttentionInputs, Backend, compute
 from attention_explorer.engine.inputs import validate_inputs
 from attention_explorer.kernels import numpy_ops, ops_for
-from attention_explorer.pretrained.checkpoint.weights import LayerWeights, ModelWeights
+from attention_explorer.pretrained.checkpoint.model_weights import LayerWeights, ModelWeights
 
 
 def projections(ops, w: ModelWeights, lw: LayerWeights, x):

@@ -21,7 +21,7 @@ import numpy as np
 
 from attention_explorer.engine import AttentionConfig, AttentionInputs
 from attention_explorer.kernels import numpy_ops
-from attention_explorer.pretrained.checkpoint.weights import ModelWeights
+from attention_explorer.pretrained.checkpoint.model_weights import ModelWeights
 from attention_explorer.pretrained.kernel import query_key_value
 
 

@@ -18,7 +18,11 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from attention_explorer.pretrained.architecture import QK_NORM_TENSORS, Architecture
+from attention_explorer.pretrained.architecture import (
+    FFN_NORM_TENSORS,
+    QK_NORM_TENSORS,
+    Architecture,
+)
 from attention_explorer.pretrained.checkpoint.stored import StoredTable
 from attention_explorer.pretrained.checkpoint.tensor_file import TensorFile
 from attention_explorer.pretrained.checkpoint.validate import check_shape
@@ -154,6 +158,21 @@ class RoleReader:
                     "have no QK-norm: the weights are not this family's",
                 )
         return {}
+
+    def no_foreign_norms(self, i: int) -> None:
+        """Refuse (naming it) a feed-forward norm of layer ``i`` under transformers' names
+        (``FFN_NORM_TENSORS``) that the record does not read: another family's weights."""
+        named = set(self.arch.tensors.values())
+        for pattern in FFN_NORM_TENSORS:
+            stored = None
+            if pattern not in named:
+                stored = self.t.find(pattern.format(i=i) + ".weight", self.arch.prefixes)
+            if stored is not None:
+                raise ModelError(
+                    "files",
+                    f"{self.t.describe()}: tensor {stored} is present, but {self.arch.label} "
+                    "have no such norm: the weights are not this family's",
+                )
 
     def absent(self, role: str, i: int | None, why: str) -> None:
         """None, after checking that the file has no ``role`` tensor of layer ``i``, which the
