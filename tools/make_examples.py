@@ -24,6 +24,8 @@ import examples_pizza_hindi as pizza
 import examples_variants as variants
 from example_kit import TUTORIAL, trace_of
 
+from attention_explorer.causal import worked_example as patching
+
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "resources" / "examples"
 
@@ -55,6 +57,7 @@ def build_all() -> list[dict]:
         basic.heads_not_dividing(toy),
         basic.minilm_it_cat(),
         induction.document(),
+        patching.document(),
         *variants.documents(),
     ]
     for d in docs:
