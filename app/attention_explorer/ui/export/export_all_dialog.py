@@ -17,9 +17,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from attention_explorer.core.stages import FOCUS_STAGE
 from attention_explorer.engine import AttentionInputError
 from attention_explorer.exporting import ExportError, export_all, plan_exports
+from attention_explorer.exporting.stages import computed_stages, is_per_head
 from attention_explorer.ui.export import export_dialog_parts as parts
+from attention_explorer.ui.export.export_estimate import confirm_export, estimate_export
 from attention_explorer.ui.export.picture_options import PictureOptions
 
 #: Formats offered, with a short label each.
@@ -99,7 +102,12 @@ class ExportAllDialog(QDialog):
         folder = Path(self.folder_edit.text().strip() or ".").expanduser()
         try:
             with parts.wait_cursor():
-                self.written = self._write(folder)
+                trace = self.trace_source()
+            if not self._confirm_size(trace):
+                self.message.setText("Nothing exported: choose a smaller size, or Export again.")
+                return False
+            with parts.wait_cursor():
+                self.written = self._write(folder, trace)
         except (ExportError, AttentionInputError) as exc:
             self.message.setText(f"Nothing exported: {exc}")
             return False
@@ -109,9 +117,22 @@ class ExportAllDialog(QDialog):
         self.accept()
         return True
 
-    def _write(self, folder: Path) -> list[Path]:
-        """Every file of the ticked formats into ``folder``; the paths written."""
-        trace = self.trace_source()
+    def _confirm_size(self, trace) -> bool:
+        """Estimate the PNGs' time and memory first (one measured on a small picture) and
+        ask when they would take long."""
+        if "png" not in self.formats():
+            return True
+        pngs = sum(1 for entry in plan_exports(trace, None, None, ["png"]) if entry[3] == "png")
+        stage = FOCUS_STAGE if trace.has(FOCUS_STAGE) else computed_stages(trace)[0]
+        head = trace.heads[0] if is_per_head(stage) else None
+        size, dpi = self.options.picture_size(), self.options.dpi()
+        look = {"show_values": self.options.show_values(), "decimals": self.options.decimals()}
+        with parts.wait_cursor():
+            cost = estimate_export(trace, stage, head, "png", size, dpi, look, pictures=pngs)
+        return confirm_export(self, cost, f"every stage at {size[0]}×{size[1]}")
+
+    def _write(self, folder: Path, trace) -> list[Path]:
+        """Every file of the ticked formats of ``trace`` into ``folder``; the paths written."""
         plan = plan_exports(trace, None, None, self.formats())
         self.message.setText(f"Writing {len(plan)} files…")
         QGuiApplication.processEvents()

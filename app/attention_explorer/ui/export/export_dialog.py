@@ -19,6 +19,7 @@ from attention_explorer.core.stages import FOCUS_STAGE, title
 from attention_explorer.exporting import ExportError, export_heads_grid, export_stage
 from attention_explorer.exporting.stages import computed_stages, is_per_head
 from attention_explorer.ui.export import export_dialog_parts as parts
+from attention_explorer.ui.export.export_estimate import confirm_export, estimate_export
 from attention_explorer.ui.export.picture_options import PictureOptions
 from attention_explorer.ui.widgets.colormaps import colormap_name_for
 from attention_explorer.writing.output_policy import OutputRefused, check_output
@@ -158,6 +159,23 @@ class ExportDialog(QDialog):
             decimals=self.options.decimals(),
             scale=self.prefs.weights_scale,  # the weights' colour scale; other stages ignore it
         )
+        look = {k: v for k, v in options.items() if k not in ("size", "dpi")}
+        probe_head = self.trace.heads[0] if self.head() == GRID else self.head()
+        probe_head = probe_head if is_per_head(self.stage()) else None
+        with parts.wait_cursor():
+            cost = estimate_export(
+                self.trace,
+                self.stage(),
+                probe_head,
+                self.fmt(),
+                options["size"],
+                options["dpi"],
+                look,
+            )
+        width, height = options["size"]
+        if not confirm_export(self, cost, f"a {width}×{height} picture"):
+            self.message.setText("Not exported: choose a smaller size, or Save again.")
+            return False
         try:
             with parts.wait_cursor():
                 if self.head() == GRID:
