@@ -89,6 +89,11 @@ def test_the_model_menu_opens_why_on_the_panels_model(qtbot, model_window):
     assert dialog.inputs.answer == "cat"
     action.trigger()
     assert _launcher(model_window).dialog is dialog  # raised again, not rebuilt
+    _run(qtbot, dialog.lens)
+    assert dialog.lens.map.values.size
+    load(qtbot, model_window, TINY, "owl duck frog cat bee owl duck")  # another Load
+    assert dialog.lens.result is None and dialog.lens.map.values.size == 0
+    assert dialog.inputs.clean == "owl duck frog cat bee owl duck"
 
 
 def test_patching_shows_the_tools_map_and_a_click_opens_that_layer(qtbot, why):
@@ -161,6 +166,10 @@ def test_a_model_without_an_output_head_is_refused_in_one_line(qtbot, model_wind
     qtbot.waitUntil(lambda: dialog.inputs.note.text() != "", timeout=RUN_MS)
     assert "has no output head" in dialog.inputs.note.text()
     assert "\n" not in dialog.inputs.note.text()
+    qtbot.mouseClick(dialog.lens.controls.start_button, Qt.MouseButton.LeftButton)
+    note = dialog.lens.controls.note
+    qtbot.waitUntil(lambda: "has no output head" in note.text(), timeout=RUN_MS)
+    assert "\n" not in note.text() and dialog.lens.result is None
 
 
 def test_a_head_map_cell_opens_that_layer_and_head(qtbot, model_window, gpt2_folder):
@@ -180,3 +189,39 @@ def test_a_head_map_cell_opens_that_layer_and_head(qtbot, model_window, gpt2_fol
     qtbot.waitUntil(lambda: model_window.context.model.origin is not None, timeout=10000)
     assert model_window.context.model.origin.layer == 2
     assert model_window.session.selected_head == 3
+
+
+@pytest.fixture(scope="module")
+def llama_folder(tmp_path_factory):
+    """A random 2-layer Llama (4 heads sharing 2 key/value heads, RMSNorm, RoPE)."""
+    pytest.importorskip("transformers")
+    from tests.models.test_llama_family import make_checkpoint
+
+    folder = tmp_path_factory.mktemp("llama-why")
+    make_checkpoint(folder, "llama")
+    return folder
+
+
+def test_a_llama_family_model_answers_every_view(qtbot, model_window, llama_folder):
+    clean, corrupted = (
+        "The cat sat on the mat because it was",
+        "The token sat on the mat because it was",
+    )
+    load(qtbot, model_window, llama_folder, clean)
+    dialog = _launcher(model_window).show()
+    qtbot.addWidget(dialog)
+    with qtbot.waitSignal(dialog.inputs.predictions_ready, timeout=RUN_MS):
+        dialog.inputs.corrupted_edit.setText(corrupted)
+    loaded = model_window.context.model.loaded
+    inputs = dialog.inputs
+    assert inputs.clean_count.text() == inputs.corrupted_count.text()
+    cause = _run(qtbot, dialog.cause)
+    heads = causal.patch(
+        loaded, clean, corrupted, site="head_out", answer=inputs.answer, wrong=inputs.wrong
+    )
+    np.testing.assert_allclose(cause.effect, np.asarray(heads), atol=1e-6)
+    assert len(dialog.cause.scatter.points()) == loaded.weights.n_layers * loaded.weights.heads
+    lens = _run(qtbot, dialog.lens)
+    assert dialog.lens.map.values.shape == (loaded.weights.n_layers + 1, len(lens.tokens))
+    attribution, _sweep = _run(qtbot, dialog.attribution)
+    assert abs(attribution.parts_sum - attribution.total) < 1e-3

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QDialog, QTabWidget, QWidget
 
 from attention_explorer.ui.why.attribution_view import AttributionView
 from attention_explorer.ui.why.cause_view import CauseView
+from attention_explorer.ui.why.cell_map import CellMap
 from attention_explorer.ui.why.lens_view import LensView
 from attention_explorer.ui.why.patch_view import PatchView
 from attention_explorer.ui.why.why_inputs import WhyInputs
@@ -50,9 +51,19 @@ class WhyDialog(QDialog):
         parts.column(self, self.model_note, self.inputs, (self.tabs, 1), self.status)
         for view in (self.patch, self.attribution, self.cause):
             view.open_requested.connect(self.open_head)
-        state.events.loaded.connect(lambda *_: self._name_model())
+        state.events.loaded.connect(lambda *_: self._new_model())
         self._name_model()
         self._fit()
+
+    def _new_model(self) -> None:
+        """Another model was loaded: what the views show was the last one's."""
+        self._name_model()
+        for view in self.views():
+            view.controls.worker.cancel.set()
+            view.result = None
+        for cell_map in self.findChildren(CellMap):
+            cell_map.show_message("Another model is loaded: run this view again.")
+        self.cause.scatter.clear()
 
     def _name_model(self) -> None:
         loaded = self.state.loaded
