@@ -28,6 +28,24 @@ class AxisLabels:
         self._pitch_cache: tuple[object, float] = (None, 0.0)
         self.small_font = QFont()
         self.small_font.setPointSizeF(SMALL_TICK_POINT_SIZE)
+        #: How much larger the tick fonts and axis names are (presenter mode: above 1).
+        self.scale = 1.0
+
+    def set_scale(self, scale: float) -> None:
+        """Tick fonts and axis names ``scale`` times their size (1: as usual); relabels on
+        the next :meth:`update`."""
+        self.scale = float(scale)
+        self.small_font.setPointSizeF(SMALL_TICK_POINT_SIZE * self.scale)
+        self._key, self._pitch_cache = None, (None, 0.0)
+        if hasattr(self, "_all_key"):
+            self._all_key = None
+
+    def tick_base(self) -> QFont:
+        """The tick font at this scale (the plot's axis font, scaled)."""
+        font = QFont(self.plot.getAxis("bottom").font())
+        if self.scale != 1.0 and font.pointSizeF() > 0:
+            font.setPointSizeF(font.pointSizeF() * self.scale)
+        return font
 
     def update(self, frame) -> None:
         """Label the axes for ``frame`` (a DisplayFrame, or None to leave them)."""
@@ -44,20 +62,22 @@ class AxisLabels:
         if key == self._key:
             return
         self._key = key
-        self.plot.getAxis("bottom").setStyle(tickFont=self.small_font if small else None)
+        scaled = self.tick_base() if self.scale != 1.0 else None
+        self.plot.getAxis("bottom").setStyle(tickFont=self.small_font if small else scaled)
+        self.plot.getAxis("left").setStyle(tickFont=scaled)
         r0, _, c0, _ = frame.region
         self.plot.getAxis("left").setTicks([axis_ticks(frame.row_labels, row_stride, r0), []])
         self.plot.getAxis("bottom").setTicks([axis_ticks(frame.col_labels, col_stride, c0), []])
         entry = stage(self.stage)
-        self.plot.setLabel("left", _SINGULAR.get(entry.rows, entry.rows))
-        self.plot.setLabel("bottom", _SINGULAR.get(entry.cols, entry.cols))
+        style = {"font-size": f"{9 * self.scale:.0f}pt"} if self.scale != 1.0 else {}
+        self.plot.setLabel("left", _SINGULAR.get(entry.rows, entry.rows), **style)
+        self.plot.setLabel("bottom", _SINGULAR.get(entry.cols, entry.cols), **style)
 
     def _pitch(self, labels: tuple[str, ...], small: bool) -> float:
         """Pixels between cell centres that ``labels`` need at the normal or the small tick
         font (measured once per label set and font)."""
         if self._pitch_cache[0] != (labels, small):
-            axis = self.plot.getAxis("bottom")
-            metrics = QFontMetricsF(self.small_font if small else axis.font())
+            metrics = QFontMetricsF(self.small_font if small else self.tick_base())
             sample = labels[:: max(1, len(labels) // 24)]
             widths = [metrics.horizontalAdvance(short_label(t)) for t in sample] or [7.0]
             pairs = [(a + b) / 2 for a, b in zip(widths, widths[1:])] or widths

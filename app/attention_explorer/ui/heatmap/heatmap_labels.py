@@ -45,13 +45,15 @@ _LINE_OVERLAP = 1.5
 _AROUND_MAP = 32
 
 
-def fitting_font(labels, pitch: float, across: bool, base: QFont) -> tuple[QFont, int, int] | None:
+def fitting_font(
+    labels, pitch: float, across: bool, base: QFont, scale: float = 1.0
+) -> tuple[QFont, int, int] | None:
     """(font, characters kept, lines) that fits one name per cell ``pitch`` pixels apart: down
     the side a line's height must fit; across the bottom each shortened name's width, on one
     line or staggered over 2 to 6 lines (every k-th name on the same line: k times the room).
     None when nothing fits."""
     for levels in range(1, (MAX_LEVELS if across else 1) + 1):
-        found = _fitting(labels, levels * pitch, across, base)
+        found = _fitting(labels, levels * pitch, across, base, scale)
         if found is not None:
             return (*found, levels)
     return None
@@ -63,9 +65,11 @@ def _sized(base: QFont, points: float) -> QFont:
     return font
 
 
-def _fitting(labels, pitch: float, across: bool, base: QFont) -> tuple[QFont, int] | None:
+def _fitting(
+    labels, pitch: float, across: bool, base: QFont, scale: float = 1.0
+) -> tuple[QFont, int] | None:
     for points in _POINTS:
-        font = _sized(base, points)
+        font = _sized(base, points * scale)
         metrics = QFontMetricsF(font)
         if not across:
             if metrics.height() <= pitch + _LINE_OVERLAP:
@@ -115,7 +119,7 @@ class AllAxisLabels(AxisLabels):
             if not self._named_one_by_one(frame, across) or pixels <= 1:
                 continue
             axis = self.plot.getAxis(name)
-            fit = fitting_font(labels, pixels / count, across, axis.font())
+            fit = fitting_font(labels, pixels / count, across, self.tick_base(), self.scale)
             if fit is None:
                 continue
             font, chars, levels = fit

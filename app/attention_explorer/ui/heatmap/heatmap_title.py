@@ -85,6 +85,7 @@ class HeatmapTitle(QWidget):
         self._key: tuple[str, str] | None = None
         self._texts = ("", "")
         self._width = -1
+        self._scale = 1.0
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
 
     def set_heading(self, heading: str, stage_title: str) -> None:
@@ -95,6 +96,17 @@ class HeatmapTitle(QWidget):
         main, notes = split_heading(heading, stage_title)
         self._texts = (main, "\n".join(notes))
         self.subtitle.setVisible(bool(notes))
+        self._wrap(force=True)
+
+    def set_scale(self, scale: float) -> None:
+        """Title and notes ``scale`` times their usual size (presenter mode); 1: as usual."""
+        if scale == self._scale:
+            return
+        self._scale = scale
+        for label, points in ((self.title, TITLE_POINTS), (self.subtitle, NOTE_POINTS)):
+            font = QFont(label.font())
+            font.setPointSizeF(points * scale)
+            label.setFont(font)
         self._wrap(force=True)
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt API name

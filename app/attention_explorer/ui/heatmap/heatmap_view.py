@@ -40,6 +40,8 @@ from attention_explorer.ui.widgets.colormaps import colormap_for, table_for
 #: Small matrices up to this many columns widen their view until every number fits.
 ROOM_FOR_COLUMNS = 8
 _SELECTION_PENS = (pg.mkPen("#000000", width=4), pg.mkPen("#ffffff", width=2))
+#: Presenter mode frames the followed cell so it reads from the back of the room.
+_BOLD_PENS = (pg.mkPen("#000000", width=10), pg.mkPen("#ffd21f", width=5))
 
 
 class HeatmapView(QFrame):
@@ -101,6 +103,7 @@ class HeatmapView(QFrame):
         self.bar = pg.ColorBarItem(interactive=False, colorMapMenu=False, width=14)
         self.bar.setColorMap(colormap_for(self.stage, self.prefs))
         self.bar.setImageItem(self.image, insert_in=plot)
+        self._pens = _SELECTION_PENS
         self._selection = [self._selection_item(pen) for pen in _SELECTION_PENS]
         self._selection_items: list = []
         self.texts = CellTexts(plot)
@@ -185,6 +188,27 @@ class HeatmapView(QFrame):
             col = min(old[1], keys - 1) if old is not None else 0
         self.session.selected_stage = self.stage
         self.session.selected_cell = (int(row), int(col))
+
+    def set_presenting(self, scale: float) -> None:
+        """Presenter mode (``scale`` above 1): cell digits, tick names, axis names and the
+        title up to ``scale`` times larger, the selected (followed) cell framed boldly; 1 puts
+        everything back."""
+        self._pens = _BOLD_PENS if scale > 1 else _SELECTION_PENS
+        for k, item in enumerate(self._selection + self._selection_items):
+            item.setPen(self._pens[k % 2])
+        self.texts.scale = scale
+        self.axes.set_scale(scale)
+        self.title_bar.set_scale(scale)
+        self.axes.update(self._frame)
+        self._update_texts()
+
+    def presenting_scale(self) -> float:
+        """The scale :meth:`set_presenting` set (1 outside presenter mode)."""
+        return self.texts.scale
+
+    def selection_pen_width(self) -> float:
+        """Width in pixels of the frame drawn around the selected cell."""
+        return self._selection[0].pen().widthF()
 
     def set_highlighted(self, on: bool) -> None:
         """Frame the view (the walkthrough points at it) or remove the frame."""
@@ -365,8 +389,8 @@ class HeatmapView(QFrame):
                 self._trace, self.stage, self._head, self.session.selected_cell
             )
         while len(self._selection_items) < 2 * len(rects):
-            self._selection_items.append(self._selection_item(_SELECTION_PENS[0]))
-            self._selection_items.append(self._selection_item(_SELECTION_PENS[1]))
+            self._selection_items.append(self._selection_item(self._pens[0]))
+            self._selection_items.append(self._selection_item(self._pens[1]))
         items = self._selection + self._selection_items
         for k, item in enumerate(items):
             shown = k // 2 < len(rects)

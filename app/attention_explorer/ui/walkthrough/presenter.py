@@ -11,10 +11,23 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QSplitter
 
+from attention_explorer.ui.walkthrough.walkthrough_reveal import together
+
 #: How much larger the type is while presenting.
 TYPE_SCALE = 1.35
 #: Share of the window's height the walkthrough takes while presenting.
 WALK_SHARE = 0.42
+#: How much larger the views' digits, tick names and axis names are on a 1080-pixel-high
+#: screen (cell digits up to about 25 px; at least 18 where the cells allow); the scale
+#: follows the window's height, never below VIEW_SCALE_LEAST.
+VIEW_SCALE_1080 = 2.2
+VIEW_SCALE_LEAST = 1.5
+
+
+def view_scale(height: int) -> float:
+    """How much larger the current step's views write while presenting in a window
+    ``height`` pixels high."""
+    return max(VIEW_SCALE_LEAST, VIEW_SCALE_1080 * height / 1080)
 
 
 def _scaled(font, factor: float):
@@ -83,6 +96,8 @@ class Presenter:
         w.walk_dock.raise_()
         w.resizeDocks([w.walk_dock], [round(w.height() * WALK_SHARE)], Qt.Orientation.Vertical)
         w.status.show("Presenter mode: F5 to leave")
+        self._scale_views(view_scale(w.height()))
+        walk.step_changed.connect(self._on_step)
         self._show_step_again()
 
     def leave(self) -> None:
@@ -91,6 +106,9 @@ class Presenter:
             return
         w, walk, saved = self.window, self.window.walkthrough, self._saved
         self._saved = None
+        walk.step_changed.disconnect(self._on_step)
+        self._scale_views(1.0)
+        w.stages.gather(())
         w.setFont(saved["font"])
         walk.title.setFont(saved["title"])
         walk.narration.setFont(saved["font"])
@@ -98,6 +116,19 @@ class Presenter:
             widget.show()
         w.restoreState(saved["state"])
         self._show_step_again()
+
+    def _scale_views(self, scale: float) -> None:
+        for view in self.window.stages.views().values():
+            view.set_presenting(scale)
+
+    def _on_step(self, step) -> None:
+        """The current step's views alone in the stage column, after the walkthrough's own
+        layout of the step (which the event loop runs first)."""
+        QTimer.singleShot(0, self.window, lambda: self._gather(step))
+
+    def _gather(self, step) -> None:
+        if self.active() and step is self.window.walkthrough.current():
+            self.window.stages.gather(together(step))
 
     def _show_step_again(self) -> None:
         """Once the new layout is in, frame the step's operands again (they may have moved)."""
