@@ -111,3 +111,13 @@ def test_gemma_weights_labelled_llama_are_not_gemma(gemma_copy):
     rewrite_config(gemma_copy, model_type="llama", architectures=["LlamaForCausalLM"])
     llama_run = model_run(gemma_copy, TEXT, dtype="float64")
     assert np.abs(llama_run.logits - gemma_run.logits).max() > 1e-2
+
+
+def test_a_refused_value_reads_as_config_json_writes_it(gemma_copy):
+    rewrite_config(gemma_copy, use_bidirectional_attention=True)
+    with pytest.raises(ModelError) as err:
+        model_run(gemma_copy, TEXT)
+    assert str(err.value).endswith(
+        "use_bidirectional_attention true, which Gemma decoders "
+        "(gemma) support here does not implement; only null or false are"
+    )

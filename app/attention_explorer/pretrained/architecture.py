@@ -255,6 +255,13 @@ class Architecture:
         return self.activation_aliases.get(name, name)
 
 
+def _as_json(value) -> str:
+    """A config value as config.json writes it: true, false, null, else its repr."""
+    if value is None:
+        return "null"
+    return str(value).lower() if isinstance(value, bool) else repr(value)
+
+
 def check_config(arch: Architecture, config: Mapping, activations: Mapping) -> None:
     """Refuse by name any config value that would change the numbers and is not implemented.
 
@@ -263,9 +270,7 @@ def check_config(arch: Architecture, config: Mapping, activations: Mapping) -> N
     """
     for key, values in arch.accepted.items():
         if key in config and config[key] not in values:  # booleans as config.json writes them
-            shown = [
-                str(v).lower() if isinstance(v, bool) else repr(v) for v in (config[key], *values)
-            ]
+            shown = [_as_json(v) for v in (config[key], *values)]
             only = " or ".join(shown[1:]) + (" is" if len(values) == 1 else " are")
             raise ModelError(
                 "config",
