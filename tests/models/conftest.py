@@ -171,14 +171,24 @@ def layer_session(folder: Path, text: str, layer: int):
     return SessionData(tokens=toks.tokens, config=config, inputs=inputs)
 
 
-def random_checkpoint(folder: Path, config_class: str, model_class: str, **config) -> Path:
+def random_checkpoint(
+    folder: Path, config_class: str, model_class: str, tokenizer: Path | None = None, **config
+) -> Path:
     """A random 2-layer checkpoint of a transformers class in ``folder`` with the shared BPE
-    tokenizer (``vocab_size`` filled in), its weights scaled as the parity tests do (2-D x4,
-    the rest shifted by 0.2·N(0, 1)) so attention is far from uniform."""
+    tokenizer, or a copy of the ``tokenizer`` file given (``vocab_size`` filled in), its
+    weights scaled as the parity tests do (2-D x4, the rest shifted by 0.2·N(0, 1)) so
+    attention is far from uniform."""
+    import shutil
+
     import torch
     import transformers
+    from tokenizers import Tokenizer
 
-    vocab = bpe_tokenizer(folder)
+    if tokenizer is None:
+        vocab = bpe_tokenizer(folder)
+    else:
+        shutil.copy(tokenizer, folder / "tokenizer.json")
+        vocab = Tokenizer.from_file(str(tokenizer)).get_vocab_size()
     torch.manual_seed(0)
     made = getattr(transformers, config_class)(**{"vocab_size": vocab, **config})
     model = getattr(transformers, model_class)(made).eval()

@@ -39,6 +39,8 @@ LAYERS = 2
 FAMILIES = {
     "bert": ("BertConfig", "BertForMaskedLM", {"intermediate_size": 64}),
     "gpt2": ("GPT2Config", "GPT2LMHeadModel", {}),
+    "roberta": ("RobertaConfig", "RobertaForMaskedLM", {"intermediate_size": 64}),
+    "distilbert": ("DistilBertConfig", "DistilBertForMaskedLM", {}),
     "llama": ("LlamaConfig", "LlamaForCausalLM", {}),
     "llama3-rope": (
         "LlamaConfig",
@@ -172,6 +174,8 @@ ROTARY = (
 NORMS_PER_LAYER = {"qwen3": 4, "gemma2": 4, "gemma3": 6, "olmo2": 4}
 ROTARY_TABLES: dict[str, int] = {"gemma3": 2}
 #: Rotary families whose norms are LayerNorms, which transformers runs in the model's dtype.
+#: The encoders, which read the shared WordPiece tokenizer.
+ENCODERS = ("bert", "roberta", "distilbert")
 LAYERNORM_ROTARY = ("gpt_neox", "phi", "stablelm")
 WEIGHTS = ("mild", "sharp")
 BACKENDS = ("numpy", "torch") + (("torch:cuda",) if torch.cuda.is_available() else ())
@@ -183,7 +187,9 @@ def _config(family: str, vocab: int, positions: int = 64):
     config_class, _, extra = FAMILIES[family]
     if family == "gpt2":
         sizes = dict(vocab_size=vocab, n_positions=32, n_embd=32, n_layer=LAYERS, n_head=4)
-    elif family == "bert":
+    elif family == "distilbert":
+        sizes = dict(vocab_size=vocab, dim=32, hidden_dim=64, n_layers=LAYERS, n_heads=4)
+    elif family in ("bert", "roberta"):
         sizes = dict(
             vocab_size=vocab,
             hidden_size=32,
@@ -230,7 +236,7 @@ class Checkpoints:
         rest shifted by 0.2·N(0, 1)): attention far from uniform, but rows peak near 0.2."""
         from tokenizers import Tokenizer
 
-        if family == "bert":
+        if family in ENCODERS:
             shutil.copy(self.bert_tokenizer, folder / "tokenizer.json")
         else:
             train_bpe(folder)
