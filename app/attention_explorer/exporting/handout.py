@@ -12,6 +12,7 @@ match the screen's title, colours and cell numbers), and the step's narration wi
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from attention_explorer.exporting.figure import stage_figure
@@ -30,6 +31,56 @@ MAX_PICTURES = 3
 PICTURE_SHARE = 0.5
 #: ... but never less than this share, however long the narration.
 LEAST_SHARE = 0.3
+#: Maps with more columns than this get the page's whole width each, one under another (the
+#: page grows taller): three 19-token maps side by side left cells too small to read.
+SIDE_BY_SIDE_COLUMNS = 10
+#: Height of a full-width map as a share of the page's width.
+STACKED_ASPECT = 0.62
+#: What the window's narration says to a screen, and what a page says instead.
+_PAPER_WORDS = (
+    (
+        r"Press <b>Next</b> to follow the query (.*?) through every stage\. Edit any number at "
+        r"any time: the words and highlights follow the new values at once\.",
+        r"The pages that follow trace the query \1 through every stage.",
+    ),
+    (r"Select another cell to follow another query\.", ""),
+    (r"Press <b>Next</b>", "Turn the page"),
+    (r"\b[Cc]lick(ing)? ", "choosing "),
+)
+
+
+def for_paper(text: str) -> str:
+    """The narration ``text`` (HTML) as a page says it: no buttons, keys or clicks."""
+    for pattern, replacement in _PAPER_WORDS:
+        text = re.sub(pattern, replacement, text)
+    return text
+
+
+def marks_for(trace, step, stage: str) -> list[tuple[int, int, int, int, bool]]:
+    """``(x, y, w, h, bold)`` frames in cell units for ``stage``'s picture on ``step``'s page:
+    the followed query's row (or key's row), the followed cell where the stage has key
+    columns (bold), and the cells the step reads from the stage, as the window frames them."""
+    from attention_explorer.core.stages import stage as entry_of
+
+    entry = entry_of(stage)
+    head = step.head if entry.per_head else None
+    rows, cols = trace.stage(stage, head).shape
+    marks: list[tuple[int, int, int, int, bool]] = []
+    cells = step.cells if stage == step.stage else dict(step.related).get(stage, ())
+    if cells:
+        ys, xs = [r for r, _ in cells], [c for _, c in cells]
+        y0, x0 = min(ys), min(xs)
+        marks.append((x0, y0, max(xs) - x0 + 1, max(ys) - y0 + 1, False))
+    selection = getattr(step, "selection", None) or (cells[0] if cells else None)
+    if selection is not None:
+        i, j = selection
+        if entry.cols == "keys":
+            marks.append((0, i, cols, 1, False))
+            marks.append((j, i, 1, 1, True))
+        elif not cells:
+            row = j if entry.rows == "keys" else i
+            marks.append((0, row, cols, 1, True))
+    return [m for m in marks if 0 <= m[1] < rows and 0 <= m[0] < cols]
 
 
 def step_stages(step) -> list[tuple[str, int]]:
@@ -41,21 +92,33 @@ def step_stages(step) -> list[tuple[str, int]]:
     return [(stage, step.head) for stage in unique]
 
 
+def stacked(trace, step) -> bool:
+    """True when ``step``'s maps are too wide to share the page's width."""
+    pictures = [(s, h) for s, h in step_stages(step) if trace.has(s)]
+    widest = max((trace.stage(s, h).shape[1] for s, h in pictures), default=0)
+    return len(pictures) > 1 and widest > SIDE_BY_SIDE_COLUMNS
+
+
 def _pictures(painter, trace, step, top, width, height, look, cmap_for=None) -> None:
     from attention_explorer.exporting.painter import paint_figure
 
     pictures = [(s, h) for s, h in step_stages(step) if trace.has(s)]
     if not pictures:
         return
-    slot = width / len(pictures)
+    one_each = stacked(trace, step)
+    slot = width if one_each else width / len(pictures)
+    tall = height / len(pictures) if one_each else height
     for index, (stage, head) in enumerate(pictures):
         options = dict(look)
         if cmap_for is not None:  # the window's colour map of each stage
             options["cmap"] = cmap_for(stage)
         fig = stage_figure(trace, stage, head, **options)
         painter.save()
-        painter.translate(index * slot, top)
-        paint_figure(painter, fig, slot - 12, height, DPI)
+        if one_each:
+            painter.translate(0, top + index * tall)
+        else:
+            painter.translate(index * slot, top)
+        paint_figure(painter, fig, slot - 12, tall, DPI, marks_for(trace, step, stage))
         painter.restore()
 
 
@@ -67,7 +130,7 @@ def _document(step, width: float):
     font = QFont()
     font.setPixelSize(round(NARRATION_POINTS * DPI / 72))  # the page's pixels, not the screen's
     doc.setDefaultFont(font)
-    doc.setHtml(step.text)
+    doc.setHtml(for_paper(step.text))
     doc.setTextWidth(width)
     return doc
 
@@ -96,11 +159,25 @@ def _heading(painter, text: str, width: float, px: float, bold: bool, top: float
     return rect.bottom()
 
 
+def _page_for(writer, trace, step, page, margins) -> None:
+    """Set the size of ``step``'s page: A4 landscape, taller when its maps are stacked."""
+    from PySide6.QtCore import QSizeF
+    from PySide6.QtGui import QPageLayout, QPageSize
+
+    size = page
+    if stacked(trace, step):
+        count = len([s for s, _ in step_stages(step) if trace.has(s)])
+        width, height = PAGE_POINTS
+        tall = 140 + count * (width - 56) * STACKED_ASPECT + height * (1 - PICTURE_SHARE)
+        size = QPageSize(QSizeF(width, max(height, tall)), QPageSize.Unit.Point, "handout-tall")
+    writer.setPageLayout(QPageLayout(size, QPageLayout.Orientation.Portrait, margins))
+
+
 def handout_bytes(trace, steps, name: str = "", cmap_for=None, **look) -> bytes:
     """The handout PDF of ``steps`` (WalkSteps of ``trace``) as bytes, one page per step;
     ``cmap_for(stage)`` names each stage's colour map (default: the export default)."""
     from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMarginsF, QSizeF
-    from PySide6.QtGui import QPageLayout, QPageSize, QPainter, QPdfWriter
+    from PySide6.QtGui import QPageSize, QPainter, QPdfWriter
 
     from attention_explorer.exporting.qt_app import ensure_gui_app
 
@@ -114,17 +191,18 @@ def handout_bytes(trace, steps, name: str = "", cmap_for=None, **look) -> bytes:
     writer.setResolution(DPI)
     page = QPageSize(QSizeF(*PAGE_POINTS), QPageSize.Unit.Point, "handout")
     margins = QMarginsF(28, 28, 28, 28)
-    writer.setPageLayout(QPageLayout(page, QPageLayout.Orientation.Portrait, margins))
+    _page_for(writer, trace, steps[0], page, margins)
     writer.setTitle(clean_text(f"Walkthrough: {name}" if name else "Walkthrough"))
     writer.setCreator("Attention Explorer")
     painter = QPainter(writer)
     if not painter.isActive():
         raise ExportError("could not start the PDF writer")
     try:
-        width, height = writer.width(), writer.height()
         for index, step in enumerate(steps):
             if index:
+                _page_for(writer, trace, step, page, margins)
                 writer.newPage()
+            width, height = writer.width(), writer.height()
             label = f"Step {index + 1} of {len(steps)}" + (f" · {name}" if name else "")
             y = _heading(painter, clean_text(label), width, 22, False, 0)
             y = _heading(painter, clean_text(step.title), width, 34, True, y)
@@ -132,6 +210,8 @@ def handout_bytes(trace, steps, name: str = "", cmap_for=None, **look) -> bytes:
             room = height - y - 24
             share = min(PICTURE_SHARE, max(LEAST_SHARE, 1 - doc.size().height() / room))
             pictures = room * share if step_stages(step) else 0.0
+            if stacked(trace, step):  # one full-width map under another
+                pictures = room - min(doc.size().height(), room * (1 - PICTURE_SHARE))
             _pictures(painter, trace, step, y + 8, width, pictures, look, cmap_for)
             y += pictures + 16
             _narration(painter, doc, y, width, height - y)

@@ -51,8 +51,12 @@ class _Fonts:
         return m.horizontalAdvance(text), m.height()
 
 
-def paint_figure(painter: QPainter, fig: Figure, width: float, height: float, dpi: float) -> None:
-    """Draw ``fig`` on ``painter`` over a ``width`` x ``height`` canvas (device units)."""
+def paint_figure(
+    painter: QPainter, fig: Figure, width: float, height: float, dpi: float, marks=()
+) -> None:
+    """Draw ``fig`` on ``painter`` over a ``width`` x ``height`` canvas (device units);
+    ``marks``: ``(x, y, w, h, bold)`` rectangles in cell units of the first panel, framed
+    over it (the handout's followed row and cell), bold ones thicker."""
     fonts = _Fonts(painter.device())
     lay = compute_layout(fig, width, height, dpi, fonts.measure)
     painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
@@ -81,6 +85,27 @@ def paint_figure(painter: QPainter, fig: Figure, width: float, height: float, dp
             _col_labels(painter, panel, rect, lay, fonts)
     _axis_titles(painter, fig, lay, fonts)
     _colorbar(painter, fig, lay, fonts)
+    if marks and fig.panels:
+        _marks(painter, fig.panels[0], lay.heat[0], lay.base, marks)
+
+
+def _marks(painter, panel: Panel, heat, base: float, marks) -> None:
+    """Frame each of ``marks`` (cell units) over the heatmap at ``heat`` (x, y, w, h):
+    dark outside, amber inside, as the window frames its selected cell."""
+    x, y, w, h = heat
+    rows, cols = panel.values.shape
+    cw, ch = w / cols, h / rows
+    painter.save()
+    painter.setBrush(Qt.BrushStyle.NoBrush)
+    for mx, my, mw, mh, bold in marks:
+        if not (0 <= mx < cols and 0 <= my < rows):
+            continue
+        rect = QRectF(x + mx * cw, y + my * ch, min(mw, cols - mx) * cw, min(mh, rows - my) * ch)
+        width = base * (0.5 if bold else 0.28)
+        for colour, share in ((QColor(0, 0, 0), 1.0), (QColor(255, 190, 0), 0.45)):
+            painter.setPen(QPen(colour, width * share))
+            painter.drawRect(rect)
+    painter.restore()
 
 
 def _text(painter, fonts, text, px, x, y, bold=False, align="left", color=INK) -> None:
