@@ -27,11 +27,13 @@ from PySide6.QtWidgets import (
 
 from attention_explorer.core.stages import MASKED_RGB, combined_stages, stage, title
 from attention_explorer.engine import ALL_STAGES
+from attention_explorer.exporting.colors import lookup_table
 from attention_explorer.exporting.figure import frame_figure
 from attention_explorer.exporting.stages import axis_names
 from attention_explorer.session import SessionData
 from attention_explorer.session.compute_session import compute_session
 from attention_explorer.ui.heatmap.heatmap_axes import AxisLabels
+from attention_explorer.ui.heatmap.heatmap_texts import CellTexts
 from attention_explorer.ui.model.compare_frames import difference_frame, side_frames, too_large
 from attention_explorer.ui.model.model_figures import save_figure_as
 from attention_explorer.ui.widgets import layout_parts as parts
@@ -72,6 +74,9 @@ class FrameView(QWidget):
         self.bar.setImageItem(self.image, insert_in=self.plot)
         self.bar.axis.setWidth(58)  # room for "−0.625": the labels were cut off
         self.axes: AxisLabels | None = None
+        self.texts = CellTexts(self.plot)  # each cell's value, where it fits (the sweep map)
+        self._table = None
+        self.plot.getViewBox().sigResized.connect(self._write_texts)
         self.message = parts.plain_label()
         self.message.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self._stack = QStackedLayout(self)
@@ -113,6 +118,19 @@ class FrameView(QWidget):
             self.axes.update(frame)
         colour = self.palette().color(QPalette.ColorRole.Text).name()
         self.plot.setTitle(title_html(title or frame.heading), color=colour)
+        self._table = lookup_table(cmap)
+        self._write_texts()
+
+    def _write_texts(self, *_args) -> None:
+        """Write the frame's numbers in its cells when they fit (the tooltip-free maps of the
+        sweep and the comparison read like the stage views)."""
+        frame = self.frame
+        if frame is None or self._table is None:
+            self.texts.write(None, None, (0.0, 0.0))
+            return
+        box = self.plot.getViewBox()
+        rows, cols = frame.image.shape
+        self.texts.write(frame, self._table, (box.width() / cols, box.height() / rows))
 
     def _label_axes(self, frame, axes: tuple[str, str]) -> None:
         self.axes = None
