@@ -137,3 +137,19 @@ def test_gemma2_weights_labelled_another_family_are_refused(gemma2_copy, family)
         ModelError, match=r"layers\.0\.pre_feedforward_layernorm\.weight is present"
     ):
         model_run(gemma2_copy, TEXT)
+
+
+def test_an_edited_session_keeps_its_soft_cap(gemma2):
+    """A session of a capped layer edited to plain positions is still computed with its cap
+    (the model run's fast path for plain sessions would drop it)."""
+    from dataclasses import replace
+
+    from attention_explorer.engine import compute
+    from attention_explorer.pretrained import from_model
+
+    session = from_model(gemma2, TEXT, layer=1)
+    assert session.config.softcap == 4.0
+    edited = replace(session, config=replace(session.config, positional="none"))
+    run = model_run(gemma2, TEXT, dtype="float64", edits={1: edited})
+    trace = compute(edited.inputs, edited.config, dtype="float64")
+    assert np.abs(run.attentions[1] - trace.stages["weights"]).max() < 1e-12

@@ -127,9 +127,13 @@ def query_key_value(ops, w: ModelWeights, layer: int, x):
 def plain(config: AttentionConfig, inputs: AttentionInputs) -> bool:
     """True when ``compute()`` of this session is the arithmetic of :func:`attend`: self
     projection attention with a softmax, no mask or a causal one, no positions, W_O applied,
-    and no Q/K/V typed in (any X, W, bias, scale or temperature)."""
+    no QK-norm, soft cap or window, and no Q/K/V typed in (any X, W, bias, scale or
+    temperature)."""
     return (
         config.mode == "projection"
+        and getattr(config, "qk_norm", "none") == "none"
+        and getattr(config, "softcap", None) is None
+        and getattr(config, "window", None) is None
         and config.attention == "self"
         and config.normalizer == "softmax"
         and config.mask in ("none", "causal")
