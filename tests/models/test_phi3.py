@@ -94,3 +94,21 @@ def test_a_fused_tensor_of_the_wrong_size_is_named(tmp_path):
         ModelError, match=r"gate_up_proj.weight has shape \[96, 32\], expected \[80, 32\]"
     ):
         model_run(folder, TEXT)
+
+
+def test_phi3_weights_labelled_llama_are_named_for_their_layout(phi3, tmp_path):
+    import shutil
+
+    folder = tmp_path / "copy"
+    shutil.copytree(phi3, folder)
+    config = json.loads((folder / "config.json").read_text())
+    config.update(model_type="llama", architectures=["LlamaForCausalLM"])
+    config.pop("rope_parameters", None)
+    config.pop("rope_scaling", None)
+    (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ModelError) as err:
+        model_run(folder, TEXT)
+    message = str(err.value)
+    assert "the tensors follow the Phi-3 decoders (phi3) layout" in message, message
+    assert "gate_up_proj" in message and "set it to 'phi3'" in message, message
+    assert "has no weight" not in message, message

@@ -93,3 +93,17 @@ def test_relative_positions_are_refused_by_name(roberta, tmp_path):
     with pytest.raises(ModelError, match="position_embedding_type"):
         model_run(folder, TEXT)
     assert np.isfinite(model_run(roberta, TEXT).logits).all()
+
+
+def test_roberta_weights_labelled_bert_are_named_for_their_layout(roberta, tmp_path):
+    folder = tmp_path / "copy"
+    shutil.copytree(roberta, folder)
+    config = json.loads((folder / "config.json").read_text())
+    config.update(model_type="bert", architectures=["BertForMaskedLM"])
+    (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ModelError) as err:
+        model_run(folder, TEXT)
+    message = str(err.value)
+    assert "the tensors follow the RoBERTa encoders (roberta) layout" in message, message
+    assert "set it to 'roberta'" in message and "roberta.embeddings" in message, message
+    assert "has no weight" not in message, message

@@ -23,6 +23,7 @@ from attention_explorer.pretrained.architecture import (
     QK_NORM_TENSORS,
     Architecture,
 )
+from attention_explorer.pretrained.checkpoint.layout_match import other_layout
 from attention_explorer.pretrained.checkpoint.stored import StoredTable
 from attention_explorer.pretrained.checkpoint.tensor_file import TensorFile
 from attention_explorer.pretrained.checkpoint.validate import check_shape
@@ -71,6 +72,9 @@ class RoleReader:
         """The stored name of ``name``, its stored shape checked if given."""
         key = self.t.find(name, self.arch.prefixes)
         if key is None:
+            other = other_layout(self.arch, self.t)  # relabelled weights: name their family
+            if other:
+                raise ModelError("files", f"{self.t.describe()}: {other} (no {name!r})")
             raise ModelError("files", f"{self.t.describe()} has no weight named {name!r}")
         if shape:
             check_shape(self.t.describe(), key, self.t.info(key)[1], shape)
