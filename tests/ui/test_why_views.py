@@ -97,7 +97,7 @@ def test_the_patch_map_hovers_and_opens_the_clicked_layer(qtbot, views):
         "layer 1, position 1 (<i>b</i> / corrupted y): patching resid_pre here restores −0.5 of "
         "the difference; logit[c] − logit[y] = −4 (clean 2, corrupted −2)"
     )
-    assert "the largest effect: layer 1, 2 c (2)" in view.summary.text().lower()
+    assert "the largest effect: layer 1, position 2 (c) (2)" in view.summary.text().lower()
     with qtbot.waitSignal(view.open_requested) as opened:
         _click(qtbot, view.map, 1, 2)
     assert opened.args == [1, 0]  # a position map opens the layer at head 0

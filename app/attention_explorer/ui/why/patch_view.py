@@ -135,10 +135,11 @@ class PatchView(QWidget):
             hover=lambda r, c: self.hover_text(r, c),
         )
         layer, col = np.unravel_index(np.argmax(np.abs(values)), values.shape)
+        at = f"position {col} ({result.tokens[col]})" if result.axes[1] == "position" else cols[col]
         self.summary.setText(
             f"m = logit[{result.answer}] − logit[{result.wrong}] at the last position: "
             f"{_n(result.clean_metric)} on the clean prompt, {_n(result.corrupted_metric)} on "
-            f"the corrupted one. The largest effect: {rows[layer]}, {cols[col]} "
+            f"the corrupted one. The largest effect: {rows[layer]}, {at} "
             f"({_n(values[layer, col])}). {values.size} patched runs in {result.seconds:.2f} s. "
             "Click a cell to open that layer in the explorer."
         )
