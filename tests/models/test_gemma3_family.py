@@ -135,3 +135,17 @@ def test_the_config_as_written_by_transformers_is_read(gemma3):
     config = json.loads((gemma3 / "config.json").read_text())
     assert set(config["rope_parameters"]) == {"full_attention", "sliding_attention"}
     assert config["model_type"] == "gemma3_text"
+
+
+def test_the_knockout_sweep_runs_every_head(gemma3):
+    """The sweep's [layers, heads] changes are the model run's own knockouts."""
+    from attention_explorer.pretrained.sweep import knockout_sweep
+
+    def measure(run):
+        return float(run.logits[-1].max())
+
+    changes = knockout_sweep(gemma3, TEXT, measure=measure, dtype="float64")
+    assert changes.shape == (2, 4) and np.abs(changes).max() > 1e-4
+    base = measure(model_run(gemma3, TEXT, dtype="float64"))
+    knocked = measure(model_run(gemma3, TEXT, dtype="float64", knockout=[(1, 2)]))
+    assert abs(changes[1, 2] - (knocked - base)) < 1e-12
