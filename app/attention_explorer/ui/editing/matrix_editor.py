@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QAction, QGuiApplication, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemDelegate,
@@ -27,6 +27,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from attention_explorer.ui.editing import large_paste
+from attention_explorer.ui.editing.large_paste import check_paste_size
 from attention_explorer.ui.editing.matrix_model import MatrixModel, error_text_style
 from attention_explorer.ui.widgets.flow_layout import WrappingRow
 from attention_explorer.ui.widgets.number_text import NumberTextError, format_block, parse_block
@@ -81,9 +83,14 @@ class MatrixEditor(QWidget):
     The editor takes the model over (it becomes the model's parent).
     """
 
+    #: A large paste ended: True when its numbers were written.
+    paste_finished = Signal(bool)
+
     def __init__(self, model: MatrixModel, parent: QWidget | None = None):
         super().__init__(parent)
         self.session = model.session
+        self.background = large_paste.BackgroundPaste(self)
+        self.background.finished.connect(self.paste_finished)
         self._model = model
         model.setParent(self)
         self._model.input_error.connect(self.show_error)
@@ -121,8 +128,10 @@ class MatrixEditor(QWidget):
         return self._model
 
     def detach(self) -> None:
-        """Stop following the session (call before the editor is thrown away)."""
+        """Stop following the session (call before the editor is thrown away); a large
+        paste still being read is cancelled and its thread waited for."""
         self._model.detach()
+        self.background.stop()
 
     # -- building ------------------------------------------------------------------------
     def _build_table(self) -> QTableView:
@@ -273,21 +282,29 @@ class MatrixEditor(QWidget):
         """Paste a block (the clipboard's text by default) with its top-left at the current cell.
 
         A single number pasted over a selection fills every selected cell. A block that runs
-        past the edge is clipped, and the message says how much went in.
+        past the edge is clipped, and the message says how much went in. Text longer than
+        :data:`~attention_explorer.ui.editing.large_paste.QUICK_CHARS` is read on a worker
+        thread with a progress dialog and Cancel: then True means the reading started, and
+        ``paste_finished(written)`` says how it ended.
         """
         if text is None:
             text = QGuiApplication.clipboard().text()
-        from attention_explorer.session.size_guard import check_paste_text
-
-        too_big = check_paste_text(text)  # O(1), before any parsing
+        rows, cols = self._model.matrix().shape
+        too_big = check_paste_size(text, rows, cols)  # O(1), before any parsing
         if too_big:
             self.show_error(f"Paste into {self._model.slice_label()}: {too_big}; nothing changed")
             return False
+        if len(text) > large_paste.QUICK_CHARS:
+            return self.background.start(text)
         try:
             block = parse_block(text)
         except NumberTextError as error:
             self.show_error(f"Paste into {self._model.slice_label()}: {error}; nothing was changed")
             return False
+        return self.paste_block(block)
+
+    def paste_block(self, block: np.ndarray) -> bool:
+        """Write a parsed ``block`` at the paste anchor (clipped to the slice)."""
         top, left = self._paste_anchor()
         label = f"Paste into {self._model.slice_label()}"
         if block.shape == (1, 1) and len(self.table.selectionModel().selectedIndexes()) > 1:
@@ -302,6 +319,15 @@ class MatrixEditor(QWidget):
                 f"the rest did not fit in {self._model.slice_label()} ({rows}x{cols})"
             )
         return True
+
+    # -- large pastes (read by large_paste.BackgroundPaste) --------------------------------
+    def pasting(self) -> bool:
+        """True while a large paste is being read on its worker thread."""
+        return self.background.running()
+
+    def cancel_paste(self) -> None:
+        """Stop reading a large paste (the progress dialog's Cancel); nothing changes."""
+        self.background.cancel()
 
     def _paste_anchor(self) -> tuple[int, int]:
         """The top-left of a selected rectangle, else the current cell, else (0, 0)."""
