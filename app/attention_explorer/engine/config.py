@@ -121,14 +121,30 @@ class RopeScaling:
             )
 
 
-def inverse_frequencies(d_k: int, theta: float = DEFAULT_THETA, scaling: RopeScaling | None = None):
+def inverse_frequencies(
+    d_k: int,
+    theta: float = DEFAULT_THETA,
+    scaling: RopeScaling | None = None,
+    seq_len: int | None = None,
+):
     """RoPE's ``[d_k/2]`` inverse frequencies (float64) after checking the settings: an even
-    ``d_k`` and a base above 1, else AttentionInputError naming the field."""
+    ``d_k`` and a base above 1, else AttentionInputError naming the field. ``seq_len``: the
+    text's length (the last position + 1), which ``dynamic`` and ``longrope`` depend on."""
     if d_k < 2 or d_k % 2:
         raise AttentionInputError("d_k", f"RoPE needs an even head width d_k, not {d_k}")
     if not (math.isfinite(theta) and theta > 1):
         raise AttentionInputError("rope_theta", f"rope_theta {theta} must be above 1")
-    return tables.inverse_frequencies(d_k, theta, scaling or RopeScaling())  # [d_k/2]
+    return tables.inverse_frequencies(d_k, theta, scaling or RopeScaling(), seq_len)  # [d_k/2]
+
+
+#: The RopeScaling settings a session gives in ``rope_parameters`` (beside ``rope_scaling``,
+#: the kind, and ``rope_factor``): llama3's, and the long-context kinds' (dynamic, yarn,
+#: longrope; these need the model's ``max_position_embeddings``).
+ROPE_PARAMETERS = (
+    "low_freq_factor", "high_freq_factor", "original_max_position_embeddings",
+    "max_position_embeddings", "attention_factor", "beta_fast", "beta_slow", "mscale",
+    "mscale_all_dim", "truncate", "short_factor", "long_factor",
+)  # fmt: skip
 
 
 #: The learner-facing label of every option of every choice setting, in menu order.
@@ -274,6 +290,9 @@ class AttentionConfig:
     softcap: float | None = None
     rotary_fraction: float = 1.0
     window: int | None = None
+    #: the rest of the RoPE scaling's settings, as sorted (name, value) pairs of
+    #: :data:`ROPE_PARAMETERS` (llama3's factors, yarn's betas, longrope's lists ...)
+    rope_parameters: tuple[tuple[str, object], ...] = ()
 
     # -- derived sizes ---------------------------------------------------------------------
     @property
@@ -340,6 +359,8 @@ class AttentionConfig:
                     value = list(value)
                 elif f.name == "custom_mask" and value is not None:
                     value = [list(row) for row in value]
+                elif f.name == "rope_parameters":
+                    value = {k: list(v) if isinstance(v, tuple) else v for k, v in value}
                 out[f.name] = value
         return out
 
@@ -490,9 +511,22 @@ class AttentionConfig:
         self.rope_scaling_record()  # raises, naming the supported scaling types
 
     def rope_scaling_record(self) -> RopeScaling:
-        """The :class:`RopeScaling` of ``rope_scaling`` and ``rope_factor``."""
+        """The :class:`RopeScaling` of ``rope_scaling``, ``rope_factor`` and
+        ``rope_parameters``."""
         _positive_finite("rope_factor", self.rope_factor, ", e.g. 8")
-        return RopeScaling(kind=self.rope_scaling, factor=float(self.rope_factor))
+        extra = dict(self.rope_parameters)
+        unknown = sorted(set(extra) - set(ROPE_PARAMETERS))
+        if unknown:
+            raise AttentionInputError(
+                "rope_parameters",
+                f"{unknown[0]!r} is not a RoPE setting; choose from {', '.join(ROPE_PARAMETERS)}",
+            )
+        return RopeScaling(kind=self.rope_scaling, factor=float(self.rope_factor), **extra)
+
+    def rope_length(self, n_queries: int, n_keys: int) -> int:
+        """The text length RoPE's frequencies see (dynamic and longrope depend on it): the
+        last position + 1."""
+        return self.position_offset + max(n_queries, n_keys)
 
     def _validate_mask_shape(self, n_queries: int, n_keys: int) -> None:
         if self.mask == "padding":

@@ -12,6 +12,7 @@ import numpy as np
 from attention_explorer.core.numbers import format_number
 from attention_explorer.core.stages import stage
 from attention_explorer.engine.config import inverse_frequencies
+from attention_explorer.kernels import tables
 
 
 @dataclass(frozen=True)
@@ -179,11 +180,14 @@ def rotary_steps(name: str):
         half = r // 2
         pair = j % half
         lo, hi = pair, pair + half
-        frequencies = inverse_frequencies(r, config.rope_theta, config.rope_scaling_record())
-        freq = float(frequencies[pair])  # of this pair, [r/2] in all
+        record = config.rope_scaling_record()
+        length = config.rope_length(trace.n_queries, trace.n_keys)
+        frequencies = inverse_frequencies(r, config.rope_theta, record, length)  # [r/2]
+        freq = float(frequencies[pair])  # of this pair
         position = config.position_offset + i
         angle = position * freq
-        cos, sin = float(np.cos(angle)), float(np.sin(angle))
+        factor = tables.attention_factor(record)  # yarn, longrope: cos and sin scaled
+        cos, sin = float(np.cos(angle)) * factor, float(np.sin(angle)) * factor
         turn = Step(
             f"angle = position {position} × frequency {format_number(freq, 6)} of pair "
             f"({lo}, {hi}) (θ = {config.rope_theta:g}^(−{2 * pair}/{r}))",
@@ -192,6 +196,12 @@ def rotary_steps(name: str):
             formula="angle = position × frequency",
         )
         trig = Step("cos and sin of the angle", [("cos(angle)", cos), ("sin(angle)", sin)])
+        if factor != 1.0:
+            trig = Step(
+                f"cos and sin of the angle, times the {record.kind} attention factor "
+                f"{format_number(factor)}",
+                [("cos(angle) × factor", cos), ("sin(angle) × factor", sin)],
+            )
         if j < half:  # the first of the pair: x_lo cos − x_hi sin
             formula = f"{name}[{label}, {j}] = {source}[{lo}] × cos − {source}[{hi}] × sin"
             terms = [(f"{source}[{lo}] × cos", float(x[lo]) * cos)]

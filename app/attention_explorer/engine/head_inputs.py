@@ -87,21 +87,28 @@ def projected_heads(lib: ArrayLib, config, inputs, n: int, m: int, plan, kept: d
     return Q, K, V
 
 
-def rope_frequencies(config):
+def rope_frequencies(config, seq_len: int | None = None):
     """The ``[r/2]`` inverse frequencies of the ``r = config.rotary_dims`` turned dimensions
-    (all of d_k unless a rotary fraction turns only the first ones)."""
-    return inverse_frequencies(config.rotary_dims, config.rope_theta, config.rope_scaling_record())
+    (all of d_k unless a rotary fraction turns only the first ones), for a text of
+    ``seq_len`` positions (dynamic and longrope depend on it)."""
+    return inverse_frequencies(
+        config.rotary_dims, config.rope_theta, config.rope_scaling_record(), seq_len
+    )
 
 
 def rotated_heads(lib: ArrayLib, config, Q, K):
     """RoPE: ``Q [s, n, d_k]`` and ``K [s, m, d_k]`` turned by their positions (queries and
     keys each count from ``config.position_offset``), as arrays of ``lib``. With a rotary
     fraction only the first ``r = config.rotary_dims`` dimensions turn (rotate-half on that
-    part, as GPT-NeoX and Phi do); the others pass through."""
+    part, as GPT-NeoX and Phi do); the others pass through. yarn and longrope multiply cos
+    and sin by their attention factor, as transformers does."""
     n, m = int(Q.shape[1]), int(K.shape[1])
-    inv_freq = rope_frequencies(config)  # [r/2]
+    inv_freq = rope_frequencies(config, config.rope_length(n, m))  # [r/2]
     where = tables.positions(max(n, m), config.position_offset)  # [max(n, m)]
     cos, sin = lib.ops.rotation_tables(where, inv_freq, like=Q)  # [max(n, m), r] each
+    factor = tables.attention_factor(config.rope_scaling_record())
+    if factor != 1.0:
+        cos, sin = cos * factor, sin * factor
     rotate = lib.ops.rotate
     r = config.rotary_dims
     if r == config.head_dim:

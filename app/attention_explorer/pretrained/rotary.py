@@ -36,6 +36,7 @@ import numpy as np
 from attention_explorer.engine import AttentionConfig, AttentionInputs
 from attention_explorer.engine.config import (
     DEFAULT_THETA,
+    ROPE_PARAMETERS,
     SCALING_TYPES,
     RopeScaling,
     inverse_frequencies,
@@ -242,6 +243,14 @@ def engine_rope(w) -> tuple[dict | None, str]:
     }
     if turned != w.d_k:  # partial rotary (GPT-NeoX, Phi, StableLM)
         settings["rotary_fraction"] = turned / w.d_k
+    default = RopeScaling()
+    extra = {  # llama3's factors, the long-context kinds' settings: the session's own
+        name: getattr(scaling, name)
+        for name in ROPE_PARAMETERS
+        if getattr(scaling, name) != getattr(default, name)
+    }
+    if extra:
+        settings["rope_parameters"] = tuple(sorted(extra.items()))
     try:
         config = AttentionConfig(d_k=w.d_k, **settings)
         engine = config.rope_scaling_record()  # what it computes
@@ -257,6 +266,7 @@ def engine_rope(w) -> tuple[dict | None, str]:
         ]
         return None, f"its {scaling.kind} rope scaling has " + (", ".join(differ) or "settings")
     if not np.array_equal(inverse_frequencies(turned, theta, engine), w.rope):  # [r/2]
+        # (dynamic and longrope: both for a text within the original context)
         return None, "the engine's RoPE frequencies differ from the checkpoint's"
     return settings, ""
 

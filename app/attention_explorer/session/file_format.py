@@ -141,6 +141,11 @@ def _config_values(fields: ConfigFields, mode: str, arrays: dict) -> dict[str, A
         values["padded_keys"] = tuple(values["padded_keys"])
     if values.get("custom_mask") is not None:
         values["custom_mask"] = tuple(tuple(row) for row in values["custom_mask"])
+    if "rope_parameters" in values:  # sorted (name, value) pairs, lists as tuples
+        given_rope = values["rope_parameters"]
+        values["rope_parameters"] = tuple(
+            sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in given_rope.items())
+        )
     for key in ("scale_factor", "temperature", "rope_theta", "rope_factor", "qk_norm_eps"):
         if key in values:
             values[key] = float(values[key])

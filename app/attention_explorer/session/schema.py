@@ -74,6 +74,34 @@ class _Strict(Struct, forbid_unknown_fields=True, omit_defaults=True):
     """Base of every object in the format: unknown keys are refused."""
 
 
+PositiveNumber = Annotated[float, Meta(gt=0)]
+Context = Annotated[int, Meta(ge=1, le=10**9)]
+FactorList = Annotated[list[PositiveNumber], Meta(max_length=MAX_D_MODEL)]
+
+
+class RopeParameters(_Strict):
+    """``config.rope_parameters``: the RoPE scaling's settings beside its kind
+    (``rope_scaling``) and ``rope_factor``, named as transformers names them: llama3's
+    ``low_freq_factor``/``high_freq_factor``; the pretraining context
+    ``original_max_position_embeddings``; the long-context kinds' ``max_position_embeddings``
+    (required by dynamic, yarn and longrope), ``attention_factor``; yarn's ``beta_fast``,
+    ``beta_slow``, ``mscale``, ``mscale_all_dim``, ``truncate``; longrope's ``short_factor``
+    and ``long_factor`` (one per turned pair)."""
+
+    low_freq_factor: PositiveNumber | UnsetType = UNSET
+    high_freq_factor: PositiveNumber | UnsetType = UNSET
+    original_max_position_embeddings: Context | UnsetType = UNSET
+    max_position_embeddings: Context | UnsetType = UNSET
+    attention_factor: PositiveNumber | UnsetType = UNSET
+    beta_fast: PositiveNumber | UnsetType = UNSET
+    beta_slow: PositiveNumber | UnsetType = UNSET
+    mscale: PositiveNumber | UnsetType = UNSET
+    mscale_all_dim: PositiveNumber | UnsetType = UNSET
+    truncate: bool | UnsetType = UNSET
+    short_factor: FactorList | UnsetType = UNSET
+    long_factor: FactorList | UnsetType = UNSET
+
+
 class ConfigFields(_Strict):
     """``config``: settings; a missing one takes its default (AttentionConfig) or is inferred."""
 
@@ -95,7 +123,10 @@ class ConfigFields(_Strict):
     attention: AttentionKind | UnsetType = UNSET
     use_output_projection: bool | UnsetType = UNSET
     rope_theta: RopeBase | UnsetType = UNSET
-    rope_scaling: Literal["default", "linear", "llama3"] | UnsetType = UNSET
+    rope_scaling: (
+        Literal["default", "linear", "llama3", "dynamic", "yarn", "longrope"] | UnsetType
+    ) = UNSET
+    rope_parameters: RopeParameters | UnsetType = UNSET
     rope_factor: Positive | UnsetType = UNSET
     position_offset: Annotated[int, Meta(ge=0, le=10**7)] | UnsetType = UNSET
     qk_norm: QKNorm | UnsetType = UNSET
@@ -276,6 +307,8 @@ SESSION_DECODER = msgspec.json.Decoder(SessionFile)
 OBJECT_AT = {
     "": SessionFile,
     "config": ConfigFields,
+    "config.rope_parameters": RopeParameters,
+    "experiment.try.rope_parameters": RopeParameters,
     "inputs": InputFields,
     "notes": Note,
     "experiment": Experiment,
