@@ -234,3 +234,24 @@ def test_a_session_with_every_variant_saves_and_loads():
     assert again.config == config
     assert np.array_equal(again.inputs.q_norm, inputs.q_norm)
     assert dataclasses.replace(again, name=data.name).inputs == inputs
+
+
+def test_the_new_stages_export_as_pictures_and_numbers(tmp_path):
+    import csv
+
+    import attention_explorer as ae
+
+    rng = np.random.default_rng(7)
+    inputs = _case(rng)
+    config = AttentionConfig(
+        mode="projection", heads=4, kv_heads=2, d_model=16, d_k=8, mask="causal",
+        qk_norm="rms", softcap=1.0, window=3,
+    )  # fmt: skip
+    trace = compute(inputs, config, dtype="float64")
+    for name in ("Q_normed", "K_normed", "capped"):
+        picture = ae.export(trace, tmp_path / f"{name}.png", stage=name, head=2)
+        assert picture.stat().st_size > 1000
+        table = ae.export(trace, tmp_path / f"{name}.csv", stage=name, head=2)
+        rows = list(csv.reader(table.open(encoding="utf-8")))[1:]
+        numbers = np.array([[float(x) for x in row[1:]] for row in rows])
+        assert np.allclose(numbers, trace.stage(name, 2), rtol=1e-6, atol=1e-7)
