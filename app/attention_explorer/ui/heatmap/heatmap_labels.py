@@ -52,10 +52,12 @@ def fitting_font(
     the side a line's height must fit; across the bottom each shortened name's width, on one
     line or staggered over 2 to 6 lines (every k-th name on the same line: k times the room).
     None when nothing fits."""
-    for levels in range(1, (MAX_LEVELS if across else 1) + 1):
-        found = _fitting(labels, levels * pitch, across, base, scale)
-        if found is not None:
-            return (*found, levels)
+    # Every name whole on up to MAX_LEVELS staggered lines first; only then shortened.
+    for shortest in (MAX_TICK_CHARS, MIN_CHARS) if across else (MAX_TICK_CHARS,):
+        for levels in range(1, (MAX_LEVELS if across else 1) + 1):
+            found = _fitting(labels, levels * pitch, across, base, scale, shortest)
+            if found is not None:
+                return (*found, levels)
     return None
 
 
@@ -66,7 +68,7 @@ def _sized(base: QFont, points: float) -> QFont:
 
 
 def _fitting(
-    labels, pitch: float, across: bool, base: QFont, scale: float = 1.0
+    labels, pitch: float, across: bool, base: QFont, scale: float = 1.0, shortest: int = MIN_CHARS
 ) -> tuple[QFont, int] | None:
     for points in _POINTS:
         font = _sized(base, points * scale)
@@ -75,7 +77,7 @@ def _fitting(
             if metrics.height() <= pitch + _LINE_OVERLAP:
                 return font, MAX_TICK_CHARS
             continue
-        for chars in range(MAX_TICK_CHARS, MIN_CHARS - 1, -1):
+        for chars in range(MAX_TICK_CHARS, shortest - 1, -1):
             widest = max(metrics.horizontalAdvance(short_label(t, chars)) for t in labels)
             if widest + 3 <= pitch:
                 return font, chars

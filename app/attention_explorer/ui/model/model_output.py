@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QPalette
+from PySide6.QtGui import QFontMetricsF, QPalette
 from PySide6.QtWidgets import (
     QHeaderView,
     QLineEdit,
@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from attention_explorer.display.ticks import axis_ticks, short_label, tick_stride
+from attention_explorer.ui.heatmap.heatmap_labels import ALL_LABELS_UP_TO, fitting_font
 from attention_explorer.ui.widgets import layout_parts as parts
 from attention_explorer.ui.widgets.colormaps import colormap_by_name
 
@@ -77,6 +78,7 @@ class _Map(QWidget):
         self._layout: tuple | None = None  # (rows, cols, r, c, room) of the axes drawn
         self.graphics = pg.GraphicsLayoutWidget()
         self.graphics.setFixedHeight(height)
+        self.base_height, self.levels = height, 1
         self.graphics.setBackground(self.palette().color(QPalette.ColorRole.Base))
         self.plot = self.graphics.addPlot()
         self.plot.invertY(True)
@@ -107,12 +109,50 @@ class _Map(QWidget):
             return
         self._layout = layout
         self.image.setRect(pg.QtCore.QRectF(0, 0, c, r))
-        self.plot.getAxis("left").setTicks(
-            [[(i + 0.5, short_label(s)) for i, s in enumerate(rows)], []]
-        )
-        stride = tick_stride(c, room, 7.0 * max(3, max((len(t) for t in cols), default=3)))
-        self.plot.getAxis("bottom").setTicks([axis_ticks(tuple(cols), stride), []])
+        # Row names in full ("embeddings" was cut to "embeddin…"); the axis widens for them.
+        self.plot.getAxis("left").setTicks([[(i + 0.5, s) for i, s in enumerate(rows)], []])
+        self._label_columns(tuple(cols), room)
         self.plot.setRange(xRange=(0, c), yRange=(0, r), padding=0)
+
+    def _label_columns(self, cols: tuple[str, ...], room: float) -> None:
+        """Name every column up to 32 (staggered over up to 6 lines, names cut only when
+        even that does not fit, at 7 pt at least); beyond, or when nothing fits, every k-th.
+        The map grows by the extra lines of names."""
+        axis = self.plot.getAxis("bottom")
+        fit = None
+        if 0 < len(cols) <= ALL_LABELS_UP_TO:
+            fit = fitting_font(cols, room / len(cols), True, axis.font())
+        if fit is None:
+            stride = tick_stride(len(cols), room, 7.0 * max(3, max(map(len, cols), default=3)))
+            axis.setStyle(tickFont=None)
+            axis.setTicks([axis_ticks(cols, stride), []])
+            self.levels = 1
+        else:
+            font, chars, levels = fit
+            axis.setStyle(tickFont=font)
+            ticks = [
+                (i + 0.5, "\n" * (i % levels) + short_label(t, chars)) for i, t in enumerate(cols)
+            ]
+            axis.setTicks([ticks, []])
+            self.levels = levels
+            line = QFontMetricsF(font).lineSpacing()
+            axis.setHeight(int(line * levels + 8))
+        self.graphics.setFixedHeight(self.base_height + int(14 * (self.levels - 1)))
+
+    def names(self, side: str = "bottom") -> list[str]:
+        """The names shown on axis ``side`` (for tests and checks), without stagger lines."""
+        levels = getattr(self.plot.getAxis(side), "_tickLevels", None) or [[]]
+        return [text.lstrip("\n") for _, text in levels[0]]
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        """A new width may name more (or fewer) columns: lay the axes out again."""
+        super().resizeEvent(event)
+        if self.values is not None and self._layout is not None:
+            rows, cols, *_ = self._layout
+            self._layout = None
+            low, high = self.image.getLevels()
+            levels = (float(low), float(high))
+            self.draw(self.values, rows, cols, levels)
 
 
 class OutputPanel(QWidget):

@@ -20,6 +20,22 @@ from attention_explorer.display.ticks import short_label
 
 #: Keys listed per query and sinks listed.
 TOP_K = 5
+#: The entropy curve: a strong blue, 2 px (it was pyqtgraph's light grey on white).
+ENTROPY_COLOUR = "#1f5fbf"
+#: Plain axis names (pyqtgraph's "(x0.001)" scale and "bins from" read as code).
+ENTROPY_X, ENTROPY_Y = "query position", "entropy (bits)"
+DISTANCE_X = "distance from query to key (tokens)"
+DISTANCE_Y = "share of a query's weight"
+
+
+def integer_ticks(first: int, last: int, target: int = 6) -> list[tuple[float, str]]:
+    """Ticks on whole positions only, about ``target`` of them, between ``first`` and
+    ``last`` (query positions are never 0.5)."""
+    span = max(1, last - first)
+    step = 1  # 1, 2, 5, 10, 20, 50, ...
+    while span / step > target:
+        step = {1: 2, 2: 5}.get(int(str(step)[0]), 10) * 10 ** (len(str(step)) - 1)
+    return [(float(v), str(v)) for v in range(first, last + 1, step)]
 
 
 def _plain(text: str = "") -> QLabel:
@@ -41,12 +57,16 @@ class SummaryView(QDialog):
         self.setWindowTitle("Long-context summary")
         self.resize(760, 560)
         self.entropy_plot = pg.PlotWidget()
-        self.entropy_plot.setLabel("bottom", "query position")
-        self.entropy_plot.setLabel("left", "entropy (bits)")
-        self.entropy_curve = self.entropy_plot.plot([], [])
+        self.entropy_plot.setLabel("bottom", ENTROPY_X)
+        self.entropy_plot.setLabel("left", ENTROPY_Y)
+        self.entropy_curve = self.entropy_plot.plot([], [], pen=pg.mkPen(ENTROPY_COLOUR, width=2))
+        self.entropy_plot.getPlotItem().enableAutoRange(y=False)  # 0 to log2 n, always
         self.distance_plot = pg.PlotWidget()
-        self.distance_plot.setLabel("bottom", "distance |key − query| (tokens, bins from)")
-        self.distance_plot.setLabel("left", "weight per query")
+        self.distance_plot.setLabel("bottom", DISTANCE_X)
+        self.distance_plot.setLabel("left", DISTANCE_Y)
+        for plot in (self.entropy_plot, self.distance_plot):
+            for side in ("left", "bottom"):
+                plot.getAxis(side).enableAutoSIPrefix(False)
         self.bars = pg.BarGraphItem(x=[], height=[], width=0.8)
         self.distance_plot.addItem(self.bars)
         self.heading = _plain()
@@ -96,6 +116,10 @@ class SummaryView(QDialog):
             f"weight; {format_number(float(np.log2(m)), 2)} bits: spread evenly over all keys."
         )
         self.entropy_curve.setData(np.arange(n), entropy)
+        top = float(np.log2(max(m, 2)))  # the most a row of m keys can have
+        self.entropy_plot.setYRange(0.0, top, padding=0.02)
+        self.entropy_plot.setXRange(0, max(1, n - 1), padding=0.02)
+        self.entropy_plot.getAxis("bottom").setTicks([integer_ticks(0, n - 1), []])
         edges, mass = summaries.distance_histogram(weights)
         self.bars.setOpts(x=np.arange(len(mass)), height=mass, width=0.8)
         axis = self.distance_plot.getAxis("bottom")
