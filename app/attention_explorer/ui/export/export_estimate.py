@@ -81,7 +81,7 @@ def confirm_export(parent: QWidget, cost: ExportCost | None, what: str) -> bool:
         parent,
         "A large export",
         f"Exporting {what}{files} will take {cost.text()}. Export anyway? "
-        "A smaller size or resolution is quicker.",
+        "A smaller size is quicker.",
         QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
     )
     return answer == QMessageBox.StandardButton.Yes
