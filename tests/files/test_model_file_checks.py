@@ -280,3 +280,12 @@ def test_a_weight_changed_between_the_old_samples_is_seen(tmp_path, model):
     assert (model / "model.safetensors").stat().st_size == size
     text = refusal(lambda: ae.load(path), SessionFileError)
     assert "changed since this file was saved" in text
+
+
+def test_a_saved_session_whose_config_grew_huge_names_the_file(model, tmp_path):
+    path = ae.save(ae.from_model(model, "the cat sat", layer=0), tmp_path / "s.json")
+    sparse(model / "config.json")
+    error = small_memory(lambda: ae.load(path))["error"]
+    assert isinstance(error, SessionFileError)
+    assert "config.json is 2,147,483,648 bytes, more than" in str(error)
+    assert "memory" not in str(error) and "changed" not in str(error)
