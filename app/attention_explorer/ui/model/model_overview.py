@@ -4,8 +4,11 @@ as BertViz's model view. Rows are layers, columns heads; click a map to open tha
 The maps form one mosaic image (one ImageItem, fast for 6 x 12 maps or more) with empty gaps.
 Hovering a map, or a token in the Model panel, outlines that token's attention row in every
 head of the layer, and the line under the maps names the query and key under the pointer.
-Before a model is loaded the overview says so instead of drawing an empty plot. Every map is
-at least ``MIN_MAP_PX`` pixels square; when the dock is smaller the grid scrolls.
+Before a model is loaded the overview says so instead of drawing an empty plot. The grid
+fits the dock (MiniLM's 6 x 12 maps all in sight, each at least ``FIT_MAP_PX``); "+" zooms in
+(every map then at least ``MIN_MAP_PX`` times the zoom, and the grid scrolls), "Fit" goes
+back. A difference (signed levels) gets a colour bar with its range and scrolls to the first
+layer it changed; a difference of zeros says why nothing changed instead of a blank field.
 
 A right-click on a map emits ``head_menu_requested``; knocked-out heads are drawn crossed and
 layers the edit cannot reach are marked "unchanged" (see ``set_marks``).
@@ -15,11 +18,13 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPoint, QRectF, Qt, Signal
+from PySide6.QtCore import QPoint, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QGraphicsRectItem,
+    QHBoxLayout,
     QLabel,
+    QPushButton,
     QScrollArea,
     QStackedWidget,
     QVBoxLayout,
@@ -34,6 +39,16 @@ MIN_MAP_PX = 40
 #: Room for the layer labels on the left and the head labels on top, in pixels.
 AXES_PX = (64, 28)
 EMPTY_TEXT = "Load a model: the attention of every layer and head appears here."
+#: The least size of one map while the grid fits the dock, in pixels.
+FIT_MAP_PX = 8
+#: Each "+" makes the maps this much larger.
+ZOOM_STEP = 1.5
+NOTHING_CHANGED_TEXT = (
+    "No attention weight changed. A knockout changes what its head writes to the output "
+    "(what later layers and the prediction read), not the attention of its own layer: "
+    "see the Output panel, or knock out a head of an earlier layer to see the later layers' "
+    "attention move."
+)
 _LAYER_PEN = pg.mkPen("#f0a020", width=2)
 _ROW_PEN = pg.mkPen("#ff3030", width=1.5)
 _CROSS_PEN = pg.mkPen("#e02020", width=2.5)
@@ -91,9 +106,27 @@ class ModelOverview(QWidget):
         self.empty.setTextFormat(Qt.TextFormat.PlainText)
         self.empty.setWordWrap(True)
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.bar = pg.ColorBarItem(interactive=False, colorMapMenu=False, width=10)
+        self.bar.setColorMap(colormap_by_name(colormap))
+        self.bar.setImageItem(self.image, insert_in=self.plot)
+        self.bar.axis.setLabel("edited − original")
+        self.bar.hide()
+        self.zoom = 0  # 0: fit the dock; k: every map MIN_MAP_PX * ZOOM_STEP**(k-1)
         self.scroll = QScrollArea()
         self.scroll.setWidget(self.graphics)
         self.scroll.setWidgetResizable(True)
+        self.fit_button = QPushButton("Fit")
+        self.fit_button.setToolTip("Fit every map in the dock")
+        self.fit_button.clicked.connect(lambda: self.set_zoom(0))
+        self.zoom_in = QPushButton("+")
+        self.zoom_in.setToolTip("Larger maps (the grid scrolls)")
+        self.zoom_in.clicked.connect(lambda: self.set_zoom(self.zoom + 1))
+        self.zoom_out = QPushButton("−")
+        self.zoom_out.setToolTip("Smaller maps")
+        self.zoom_out.clicked.connect(lambda: self.set_zoom(max(0, self.zoom - 1)))
+        for button in (self.fit_button, self.zoom_in, self.zoom_out):
+            button.setFixedWidth(max(28, button.sizeHint().height() + 6))
+        self.fit_button.setFixedWidth(self.fit_button.sizeHint().width())
         self.pages = QStackedWidget()
         self.pages.addWidget(self.empty)
         self.pages.addWidget(self.scroll)
@@ -102,7 +135,11 @@ class ModelOverview(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.pages, 1)
-        layout.addWidget(self.hover)
+        line = QHBoxLayout()
+        line.addWidget(self.hover, 1)
+        for button in (self.zoom_out, self.fit_button, self.zoom_in):
+            line.addWidget(button)
+        layout.addLayout(line)
         self.graphics.setBackground(self.palette().color(QPalette.ColorRole.Base))
         self.graphics.setToolTip(_HINT)
         scene = self.graphics.scene()
@@ -161,17 +198,63 @@ class ModelOverview(QWidget):
         self.plot.setRange(
             xRange=(0, heads * (m + g) - g), yRange=(0, layers * (n + g) - g), padding=0.01
         )
-        # every map at least MIN_MAP_PX square: the scroll area scrolls when the dock is smaller
-        px = MIN_MAP_PX * (1 + g / max(n, 1)) * 1.03
-        self.graphics.setMinimumSize(
-            round(AXES_PX[0] + heads * px + 8), round(AXES_PX[1] + layers * px + 8)
-        )
-        self.pages.setCurrentWidget(self.scroll)
+        signed = self.levels[0] < 0
+        self.bar.setVisible(signed)
+        if signed:
+            self.bar.setLevels(self.levels)
+        self._size_grid()
+        nothing = signed and not np.any(self.weights)
+        self.empty.setText(NOTHING_CHANGED_TEXT if nothing else EMPTY_TEXT)
+        self.pages.setCurrentWidget(self.empty if nothing else self.scroll)
         self.set_layer(min(self.layer, layers - 1))
+        changed = self.changed_layers()
+        if signed and changed:  # once the grid has its new size
+            QTimer.singleShot(0, self, lambda k=changed[0]: self.scroll_to_layer(k))
+
+    def changed_layers(self) -> list[int]:
+        """Layers whose maps hold a non-zero value (a difference: the layers an edit moved)."""
+        if self.weights is None:
+            return []
+        return [k for k in range(self.weights.shape[0]) if np.any(self.weights[k])]
+
+    def set_zoom(self, zoom: int) -> None:
+        """0: fit every map in the dock; k > 0: each map MIN_MAP_PX * ZOOM_STEP**(k-1) pixels
+        at least, the grid scrolling where the dock is smaller."""
+        self.zoom = max(0, int(zoom))
+        self.fit_button.setEnabled(self.zoom > 0)
+        self.zoom_out.setEnabled(self.zoom > 0)
+        self._size_grid()
+
+    def _size_grid(self) -> None:
+        if self.weights is None:
+            return
+        layers, heads, n, _m = self.weights.shape
+        least = FIT_MAP_PX if self.zoom == 0 else MIN_MAP_PX * ZOOM_STEP ** (self.zoom - 1)
+        px = least * (1 + self.gap / max(n, 1)) * 1.03
+        bar = 70 if self.bar.isVisible() else 0
+        self.graphics.setMinimumSize(
+            round(AXES_PX[0] + heads * px + 8 + bar), round(AXES_PX[1] + layers * px + 8)
+        )
+
+    def scroll_to_layer(self, layer: int) -> None:
+        """Scroll the grid so that ``layer``'s row of maps is in sight."""
+        if self.weights is None or not 0 <= layer < self.weights.shape[0]:
+            return
+        rect = self.map_pixels(layer, 0)
+        self.scroll.ensureVisible(
+            int(rect.center().x()), int(rect.center().y()), 10, int(rect.height() / 2 + 10)
+        )
+
+    def layer_in_sight(self, layer: int) -> bool:
+        """True when ``layer``'s first map lies inside the scroll area's viewport."""
+        rect = self.map_pixels(layer, 0)
+        top_left = self.graphics.mapTo(self.scroll.viewport(), rect.topLeft().toPoint())
+        return self.scroll.viewport().rect().contains(top_left)
 
     def set_colormap(self, name: str) -> None:
         """Use the colour map ``name`` (the window's weights map, or a diverging one)."""
         self.image.setColorMap(colormap_by_name(name))
+        self.bar.setColorMap(colormap_by_name(name))
 
     def set_marks(self, knocked_out=(), unchanged_layers=()) -> None:
         """Draw a cross over each knocked-out (layer, head) and mark each layer in
