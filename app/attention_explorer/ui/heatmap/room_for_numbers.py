@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QLabel, QSizePolicy
 from attention_explorer.ui.heatmap.heatmap_texts import fitting_point_size
 
 #: What the view says while its values are hidden because they do not fit.
-HIDDEN_TEXT = "values hidden: cells too small to write them (widen the view, zoom in, or hover)"
+HIDDEN_TEXT = "values hidden: cells too small (zoom in, or hover a cell)"
 #: Pixels the colour bar takes beside the map before it is first measured.
 DEFAULT_BAR_ROOM = 61.0
 

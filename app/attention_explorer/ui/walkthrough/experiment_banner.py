@@ -233,8 +233,6 @@ class ExperimentBanner(QFrame):
             changes = self.session.experiment.get("try", {})
             what = ", ".join(f"{_escape(k)} = {_escape(v)}" for k, v in changes.items())
             line += f" · <b>Tried:</b> {what} (Ctrl+Z undoes it)"
-        elif s.experiment.get("question"):
-            line += " · <b>Question</b> under Details"
         if self._refusal:
             line += " · <b>Engine refused the change</b>: see Details"
         return line
