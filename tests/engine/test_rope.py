@@ -163,8 +163,10 @@ def test_from_config_reads_checkpoint_dicts_and_refuses_what_it_does_not_impleme
         assert scaling_from_checkpoint(raw) == expected
     old_style = {"type": "linear", "factor": 2.0}  # Llama 2's older spelling
     assert scaling_from_checkpoint(old_style) == RopeScaling("linear", factor=2.0)
-    with pytest.raises(AttentionInputError, match="'yarn'.*supported: default, linear, llama3"):
-        scaling_from_checkpoint({"rope_type": "yarn", "factor": 4.0})
+    with pytest.raises(AttentionInputError, match="'mrope'.*supported: default, linear, llama3"):
+        scaling_from_checkpoint({"rope_type": "mrope", "factor": 4.0})
+    with pytest.raises(AttentionInputError, match="yarn.*max_position_embeddings"):
+        scaling_from_checkpoint({"rope_type": "yarn", "factor": 4.0})  # needs the context
     with pytest.raises(AttentionInputError, match="partial_rotary_factor"):
         scaling_from_checkpoint({"rope_type": "default", "partial_rotary_factor": 0.5})
     with pytest.raises(AttentionInputError, match="'beta_fast'"):

@@ -104,13 +104,18 @@ def test_an_edit_of_w_q_moves_the_run_as_editing_q_proj_moves_transformers(tmp_p
     assert float(np.abs(moved.logits - hf_moved).max()) <= TOL
 
 
-def test_llama3_parameters_the_engine_cannot_express_fall_back_to_direct_mode(tmp_path):
+def test_llama3_parameters_of_its_own_open_in_projection_mode(tmp_path):
+    """llama3 factors other than Llama 3.1's are the session's rope_parameters (they sent the
+    layer to direct mode before the engine carried them)."""
     scaling = {**LLAMA3, "original_max_position_embeddings": 16}
     make_checkpoint(tmp_path, "llama", rope_scaling=scaling)
     session = from_model(tmp_path, TEXT, layer=1)
-    assert session.config.mode == "direct" and session.inputs.W_Q is None
-    assert "original_max_position_embeddings 16" in session.description
-    assert "8192" in session.description and "direct mode" in session.description
+    config = session.config
+    assert config.mode == "projection" and session.inputs.W_Q is not None
+    assert dict(config.rope_parameters)["original_max_position_embeddings"] == 16
+    assert "direct mode" not in session.description
     run = model_run(tmp_path, TEXT, dtype="float64")
     trace = compute(session.inputs, session.config, dtype="float64")
     assert np.abs(trace.stages["weights"] - run.attentions[1]).max() < 1e-12
+    default = compute(session.inputs, config.with_changes(rope_parameters=()), dtype="float64")
+    assert np.abs(default.stages["weights"] - run.attentions[1]).max() > 1e-6
