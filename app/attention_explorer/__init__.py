@@ -34,6 +34,7 @@ API = (
     "patch",
     "logit_lens",
     "head_attribution",
+    "generate",
 )
 
 __all__ = ["__version__", *API]

@@ -296,3 +296,37 @@ def show(session=None, block: bool = True):
 
     data = None if session is None else check.session_data("ae.show", session)
     return show_window(data, block=block)
+
+
+def generate(
+    model,
+    prompt: str,
+    steps: int,
+    temperature: float = 0,
+    top_k: int | None = None,
+    top_p: float | None = None,
+    seed: int = 0,
+    cache_policy=None,
+    backend: str = "numpy",
+    dtype: str = "float32",
+):
+    """Generate ``steps`` tokens after ``prompt`` one at a time over a KV cache: a
+    ``Generation`` with ``.ids``/``.tokens``, ``.steps[i]`` (attention rows ``[layers, heads,
+    keys]``, probabilities, the token and its rank) and ``.cache[l]`` (keys and values
+    ``[kv_heads, positions, head_dim]`` after RoPE, their bytes); ``cache_policy`` None,
+    ``{"window": W}``, ``{"sinks": S, "window": W}``, ``{"evict": [...]}``, ``{"edit": [...]}``.
+    See :mod:`attention_explorer.generation`."""
+    from attention_explorer.generation import generate as run
+
+    return run(
+        model,
+        prompt,
+        steps,
+        temperature=temperature,
+        top_k=top_k,
+        top_p=top_p,
+        seed=seed,
+        cache_policy=cache_policy,
+        backend=backend,
+        dtype=dtype,
+    )

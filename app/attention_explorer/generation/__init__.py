@@ -1,0 +1,20 @@
+"""Generation over a KV cache: ``ae.generate`` (generate.py), the incremental step (step.py),
+cache policies (policy.py), sampling (sampling.py) and what a generation returns
+(result.py). Built on the model run's own functions (``pretrained``)."""
+
+from __future__ import annotations
+
+from .errors import GenerationError
+from .generate import generate
+from .policy import CachePolicy, parse_policy
+from .result import Generation, LayerCache, Step
+
+__all__ = [
+    "CachePolicy",
+    "Generation",
+    "GenerationError",
+    "LayerCache",
+    "Step",
+    "generate",
+    "parse_policy",
+]

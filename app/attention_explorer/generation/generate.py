@@ -1,0 +1,206 @@
+"""``ae.generate``: a prompt, then ``steps`` tokens one at a time over a KV cache.
+
+The prompt runs once (the prefill: every layer on all its tokens, filling the cache); each
+later step feeds the token just chosen as one new query against the cached keys and values
+(:mod:`.step`). Tokens are chosen by :mod:`.sampling`; the cache read by each query follows
+the policy (:mod:`.policy`). Exactly ``steps`` tokens are generated (no stop at an
+end-of-text token), so the last generated token is never fed: ``prompt + steps - 1``
+positions are fed, and the cache returned holds those of them the next query could still read
+(all of them with the full policy and no sliding window; a sliding layer keeps its last
+``window - 1``, as transformers' sliding-window cache does; a policy keeps what it keeps).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+
+import numpy as np
+
+from attention_explorer.engine import AttentionInputError
+from attention_explorer.engine.backend import ArrayLib
+from attention_explorer.pretrained.checkpoint.weights import ModelWeights, in_dtype
+from attention_explorer.pretrained.forward import (
+    attention_input,
+    embed,
+    output_logits,
+    rest_of_layer,
+)
+from attention_explorer.pretrained.open_model import LoadedModel, load_model, model_backend
+from attention_explorer.pretrained.output import RunOutputs
+
+from .errors import GenerationError
+from .policy import parse_policy
+from .result import Generation, LayerCache, Step
+from .sampling import check_settings, choose, distribution
+from .step import attend_new, host, new_caches, refusal
+
+DTYPES = ("float32", "float64")
+MOST_STEPS = 4096
+
+
+class _Vocabulary(RunOutputs):
+    """The model's token lookups (:class:`RunOutputs`' ``token_text``)."""
+
+    def __init__(self, model: LoadedModel):
+        self.model, self.ids, self.logits = model, (), None
+
+
+class DenseTable:
+    """A ``[rows, d]`` table held converted in memory, read as the model run reads a stored
+    one (``shape``, ``rows``, ``blocks``): the output head's table, converted once for every
+    step instead of once a step."""
+
+    def __init__(self, array):
+        self.array = array  # [rows, d]
+        self.shape = tuple(array.shape)
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def rows(self, ids, dtype):
+        """Rows ``ids`` ``[len(ids), d]``."""
+        return self.array[list(ids)]
+
+    def blocks(self, dtype, size: int = 0):
+        """The whole table as one block."""
+        yield 0, self.array
+
+
+def held(loaded: LoadedModel, dtype: str, backend) -> ModelWeights:
+    """The weights in ``dtype`` on ``backend`` with every layer and the output head's table
+    converted once and held for the whole generation (a step would else convert them again)."""
+    if dtype not in loaded.cast:
+        loaded.cast[dtype] = in_dtype(loaded.weights, dtype)
+    key = ("generation", backend.name, dtype, backend.device)
+    if key in loaded.cast:
+        return loaded.cast[key]
+    w = loaded.cast[dtype]
+    if backend.name == "torch":
+        from attention_explorer.pretrained.torch_weights import on_torch
+
+        w = on_torch(w, backend.device)
+    layers = tuple(w.layers[i] for i in range(w.n_layers))
+    head = w.head
+    if head is not None:
+        blocks = [rows for _, rows in head.decoder.blocks(np.dtype(dtype))]  # [block, d] each
+        if isinstance(blocks[0], np.ndarray):
+            table = np.concatenate(blocks) if len(blocks) > 1 else blocks[0]
+        else:
+            import torch
+
+            table = torch.cat(blocks)
+        head = replace(head, decoder=DenseTable(table))
+    loaded.cast[key] = replace(w, layers=layers, head=head)
+    return loaded.cast[key]
+
+
+def _embed_at(w: ModelWeights, token: int, position: int, dtype) -> object:
+    """The input of layer 0 for ``token`` at ``position``: ``[1, d]``."""
+    if w.position is not None:  # learned positions: the table's row ``position``
+        w = replace(w, position=w.position[position : position + 1])
+    return embed(w, [token], [0], dtype)
+
+
+def _forward(w: ModelWeights, h, caches, policy) -> tuple[list, object]:
+    """Every layer on new tokens' inputs ``h [t, d]``: each layer's weights ``[h, t, m]`` and
+    the logits of the last new token ``[1, vocab]``."""
+    rows = []
+    for layer in range(w.n_layers):
+        x = attention_input(w, layer, h)  # [t, d]
+        p, a = attend_new(w, layer, x, caches[layer], policy)  # [h, t, m], [t, d]
+        rows.append(p[:, -1])  # [h, m]
+        h = rest_of_layer(w, layer, h, a)  # [t, d]
+    return rows, output_logits(w, h[-1:])  # [1, vocab]
+
+
+def _check_steps(steps) -> int:
+    """``steps`` as an int in 1..MOST_STEPS, else a GenerationError."""
+    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)):
+        raise GenerationError("steps", f"steps must be a whole number, not {steps!r}")
+    if not 1 <= steps <= MOST_STEPS:
+        raise GenerationError("steps", f"steps must be 1 to {MOST_STEPS}, not {steps}")
+    return int(steps)
+
+
+def generate(
+    model: str | os.PathLike | LoadedModel,
+    prompt: str,
+    steps: int,
+    temperature: float = 0,
+    top_k: int | None = None,
+    top_p: float | None = None,
+    seed: int = 0,
+    cache_policy=None,
+    backend="numpy",
+    dtype: str = "float32",
+) -> Generation:
+    """Generate ``steps`` tokens after ``prompt`` one at a time over a KV cache (see the
+    module docstring and :class:`~.result.Generation`). ``temperature`` 0 is greedy;
+    ``top_k``, ``top_p`` and ``seed`` shape and seed the sampling (:mod:`.sampling`);
+    ``cache_policy`` chooses what each query reads (:mod:`.policy`); ``backend`` numpy or
+    torch (``torch:cuda:0``), ``dtype`` float32 or float64. A GenerationError (one line) for
+    a model or an argument that cannot be generated from exactly."""
+    steps = _check_steps(steps)
+    temperature, top_k, top_p = check_settings(temperature, top_k, top_p, seed)
+    if dtype not in DTYPES:
+        raise GenerationError("dtype", f"dtype {dtype!r} is not one of {', '.join(DTYPES)}")
+    if not isinstance(prompt, str):
+        raise GenerationError("prompt", f"the prompt must be a string, not {type(prompt).__name__}")
+    loaded = load_model(model)
+    why = refusal(loaded.weights)
+    if why:
+        raise GenerationError("model", why)
+    engine = model_backend(backend)
+    try:
+        ArrayLib(engine, dtype)
+    except AttentionInputError as exc:
+        raise GenerationError("backend", str(exc)) from None
+    toks = loaded.tokenize(prompt)
+    n = len(toks.ids)
+    capacity = n + steps - 1  # positions fed: the prompt and every generated token but the last
+    w0 = loaded.weights
+    if w0.position is not None and capacity > len(w0.position):
+        raise GenerationError(
+            "steps",
+            f"{loaded.name} has {len(w0.position)} learned positions; a {n}-token prompt and "
+            f"{steps} steps need {capacity}",
+        )
+    sizes = {"layers": w0.n_layers, "kv_heads": w0.kv_heads, "positions": capacity}
+    sizes |= {"d_k": w0.d_k, "d_v": w0.layers[0].W_V.shape[1] // w0.kv_heads}
+    policy = parse_policy(cache_policy, sizes)
+    w = held(loaded, dtype, engine)
+    vocabulary, rng = _Vocabulary(loaded), np.random.default_rng(seed)
+    ids, made = list(toks.ids), []
+    try:
+        h = embed(w, toks.ids, toks.type_ids, np.dtype(dtype))  # [n, d]
+        if engine.name == "torch":
+            import torch
+
+            h = torch.as_tensor(h).to(engine.device)
+        caches = new_caches(w, capacity, h)
+        for i in range(steps):
+            if i:
+                h = _embed_at(w, ids[-1], len(ids) - 1, np.dtype(dtype))  # [1, d]
+            rows, logits = _forward(w, h, caches, policy)
+            logits = host(logits)[0].astype(np.float64)  # [vocab]
+            probs = distribution(logits, temperature, top_k, top_p)  # [vocab]
+            token, rank = choose(probs, logits, temperature == 0, rng)
+            attentions = np.stack([host(r) for r in rows])  # [layers, heads, m]
+            text = vocabulary.token_text(token)
+            made.append(Step(len(ids) - 1, attentions, probs, logits, token, text, rank))
+            ids.append(token)
+    except AttentionInputError as exc:
+        raise GenerationError("backend", str(exc)) from None
+    held_cache = []
+    for layer, cache in enumerate(caches):
+        # what the next query (position ``capacity``) may still read: what a cache must keep
+        nxt = policy.visible(np.array([capacity]), capacity + 1, w.window_of(layer))[0]
+        keep = np.flatnonzero(nxt[:capacity])  # [m]
+        keys, values = host(cache.keys[:, :capacity]), host(cache.values[:, :capacity])
+        group = w.heads // w.kv_heads
+        held_cache.append(LayerCache(keep, keys[:, keep], values[:, keep], group))
+    tokens = tuple(toks.tokens) + tuple(s.text for s in made)
+    return Generation(
+        loaded.name, tuple(ids), tokens, n, tuple(made), tuple(held_cache), policy, dtype
+    )
