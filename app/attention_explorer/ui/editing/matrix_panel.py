@@ -30,6 +30,8 @@ ARRAY_MEANINGS = {
     "W_K": "key projection: d_model x kv_heads*d_k (K = X W_K)",
     "W_V": "value projection: d_model x kv_heads*d_v (V = X W_V)",
     "W_O": "output projection: heads*d_v x d_out (output = concat W_O)",
+    "q_norm": "QK-norm's weights on each head's q: d_k (or heads*d_k over all heads)",
+    "k_norm": "QK-norm's weights on each head's k: d_k (or kv_heads*d_k over all heads)",
 }
 
 
@@ -46,6 +48,7 @@ def panel_layout(session: Session) -> tuple[tuple[str, tuple[int, ...]], ...]:
         names = ["X", "X_kv", "W_Q", "W_K", "W_V", "W_O"]
         if config.attention != "cross":
             names.remove("X_kv")
+    names += ["q_norm", "k_norm"]  # QK-norm's weights, in both modes (None when it is off)
     arrays = [(name, getattr(inputs, name)) for name in names]
     return tuple((name, tuple(array.shape)) for name, array in arrays if array is not None)
 
