@@ -107,3 +107,27 @@ def test_the_weighted_sum_shows_the_weights_and_v_and_edits_v(qtbot, tmp_path, d
         with qtbot.waitSignal(win.live.updated, timeout=RECOMPUTE_MS):
             win.history.undo()
         assert np.isclose(total.numbers()["output"], before)
+
+
+def test_under_qk_norm_the_pair_view_shows_the_normed_q_and_k(qtbot, tmp_path, dialogs):
+    """The scores read the normed q and k under QK-norm (issue 28.1): so does the side view,
+    whose products must add up to the score."""
+    with explorer_window(qtbot, tmp_path) as win:
+        data = starter_session()
+        d_k = data.config.head_dim
+        rng = np.random.default_rng(0)
+        data = data.with_changes(
+            config=data.config.with_changes(qk_norm="rms"),
+            inputs=data.inputs.with_changes(
+                q_norm=rng.uniform(0.5, 2.0, d_k), k_norm=rng.uniform(0.5, 2.0, d_k)
+            ),
+        )
+        win.document.replace(data)
+        qtbot.waitUntil(lambda: win.live.trace.config.qk_norm == "rms", timeout=RECOMPUTE_MS)
+        walk, pair = win.walkthrough, win.dot_product
+        to_scores(walk)
+        head, row, col = pair.pair
+        trace = win.live.trace
+        np.testing.assert_allclose(pair.canvas.q, trace.stage("Q_normed", head)[row])
+        np.testing.assert_allclose(pair.canvas.k, trace.stage("K_normed", head)[col])
+        assert np.isclose(pair.canvas.products.sum(), trace.stage("scores", head)[row, col])

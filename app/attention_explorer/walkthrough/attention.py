@@ -72,6 +72,7 @@ def reason_words(reason: MaskReason) -> str:
         "allowed": f"query {q} may look at key {k}",
         "causal": f"{k} comes after {q}",
         "padding": f"{k} is padding",
+        "window": f"{k} is {reason.window} or more positions before {q}",
         "custom": f"the custom mask hides {k} from {q}",
     }[reason.kind]
 

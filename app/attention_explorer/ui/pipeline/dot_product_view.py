@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 
 from attention_explorer.core.numbers import format_number
 from attention_explorer.engine import explain
+from attention_explorer.engine.variants.explain_steps import scored_stage
 
 #: Height of the q, k and product rows, in pixels (shared alike when the view is short).
 CELL_HEIGHT = 22
@@ -386,9 +387,9 @@ class DotProductView(QWidget):
         head, i, j = self.pair
         if head not in trace.heads or i >= trace.n_queries or j >= trace.n_keys:
             return
-        rotated = trace.has("Q_rot") and trace.has("K_rot")  # RoPE: the scores read q′, k′
-        q = trace.stage("Q_rot" if rotated else "Q", head)[i]  # [d_k]
-        k = trace.stage("K_rot" if rotated else "K", head)[j]  # [d_k]
+        # the q and k the scores read: rotated under RoPE, normed under QK-norm
+        q = trace.stage(scored_stage(trace, "Q"), head)[i]  # [d_k]
+        k = trace.stage(scored_stage(trace, "K"), head)[j]  # [d_k]
         worked = explain(trace, "scores", head, i, j, q.size).steps[0]  # the engine's products
         products = [value for _label, value in worked.terms]  # [d_k]
         self.canvas.set_numbers(q, k, products)
