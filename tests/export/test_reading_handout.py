@@ -82,12 +82,10 @@ def test_the_narration_speaks_to_paper(starter):
 def _args(tmp_path, **more):
     from attention_explorer.cli.parsers import build_parser
 
-    args = build_parser().parse_args(
-        ["handout", "--example", "starter", "--out", str(tmp_path / "w.pdf")]
+    flags = [x for key, value in more.items() for x in (f"--{key}", str(value))]
+    return build_parser().parse_args(
+        ["handout", "--example", "starter", "--out", str(tmp_path / "w.pdf"), *flags]
     )
-    for key, value in more.items():  # --head and --query, as parsers.py will pass them
-        setattr(args, key, value)
-    return args
 
 
 def test_head_and_query_choose_what_the_handout_follows(qapp, tmp_path, starter, capsys):

@@ -15,6 +15,7 @@ window, dialogs = window_fixtures.window, window_fixtures.dialogs
 def _open(window, qtbot, key):
     assert window.open_example(key)
     qtbot.waitUntil(lambda: window.banner.isVisible(), timeout=5000)
+    window.banner.set_expanded(True)  # the banner starts as one line; Details opens it
     qtbot.wait(100)
 
 

@@ -13,6 +13,7 @@ import sys
 
 from attention_explorer._version import __version__
 from attention_explorer.cli.causal_commands import add_causal_parsers
+from attention_explorer.cli.handout_command import HANDOUT_ARGUMENTS
 from attention_explorer.cli.sweep_command import add_sweep_parser
 from attention_explorer.core.stages import CATALOGUE
 
@@ -157,9 +158,7 @@ _ARGUMENTS = {
         (("--cell",), {"type": cell, "default": (0, 0), "help": "ROW,COL, e.g. 1,2"}),
         (("--max-terms",), {"type": int, "default": 16}),
     ),
-    "handout": (
-        (("--out",), {"required": True, "metavar": "FILE.pdf", "help": "the PDF to write"}),
-    ),
+    "handout": HANDOUT_ARGUMENTS,
 }
 
 
