@@ -13,7 +13,6 @@ import pytest
 import attention_explorer as ae
 from attention_explorer.cli import main
 from attention_explorer.pretrained import ModelError, load_model
-from attention_explorer.pretrained.checkpoint import tokenize as tokenize_module
 
 HUGE = "the cat " * 1_250_000  # 10 MB
 
@@ -25,8 +24,10 @@ def no_tokenizing(monkeypatch):
     def refuse(*_args, **_kwargs):
         raise AssertionError("the text was tokenized before its length was checked")
 
-    monkeypatch.setattr(tokenize_module, "tokenize", refuse)
-    monkeypatch.setattr(tokenize_module, "encode_bounded", refuse, raising=False)
+    where = "attention_explorer.pretrained.checkpoint."  # by name: the modules as imported now
+    monkeypatch.setattr(where + "tokenize.tokenize", refuse)
+    monkeypatch.setattr(where + "tokenize_bounded.BoundedTokenizer.encode", refuse)
+    monkeypatch.setattr(where + "tokenize_bounded.encode_apart", refuse)
 
 
 @pytest.mark.parametrize(

@@ -14,8 +14,10 @@ from hostile_files import word_tokenizer
 
 import attention_explorer as ae
 from attention_explorer.pretrained import ModelError, load_model
-from attention_explorer.pretrained.checkpoint import tokenize_bounded
 from attention_explorer.pretrained.checkpoint.tokenize import load_tokenizer
+
+#: Patched by name: other test modules may import the package afresh.
+BOUNDED = "attention_explorer.pretrained.checkpoint.tokenize_bounded"
 
 
 def with_tokenizer(model, **parts):
@@ -37,24 +39,24 @@ def test_a_backtracking_regex_is_run_apart_and_refused_in_one_line(model):
     started = time.perf_counter()
     with pytest.raises(ModelError) as err:
         ae.model_run(model, "a" * 1000 + "b")
-    assert time.perf_counter() - started < tokenize_bounded.TIME_BUDGET_S + 5
+    assert time.perf_counter() - started < 25
     text = str(err.value)
     assert "tokenizer" in text and str(model / "tokenizer.json") in text and "\n" not in text
 
 
 def test_a_slow_tokenizer_is_stopped_at_its_time_budget(model, monkeypatch):
     with_tokenizer(model, split=r"\w*\w*\w*\w*\W")  # polynomial: no group, still run apart
-    monkeypatch.setattr(tokenize_bounded, "TIME_BUDGET_S", 0.05)
+    monkeypatch.setattr(BOUNDED + ".TIME_BUDGET_S", 0.001)  # no worker starts this fast
     with pytest.raises(ModelError) as err:
         ae.from_model(model, "the cat")
-    assert "took more than 0.05 s on this text and was stopped" in str(err.value)
+    assert "took more than 0.001 s on this text and was stopped" in str(err.value)
     assert "is not one known to run in bounded time" in str(err.value)
 
 
 def test_a_multiplying_normalizer_is_stopped_at_its_memory_budget(model, monkeypatch):
     with_tokenizer(model, replace="a" * 50_000)
     assert "50,000 times longer" in load_tokenizer(model).unbounded
-    monkeypatch.setattr(tokenize_bounded, "MEMORY_BUDGET", 256 << 20)
+    monkeypatch.setattr(BOUNDED + ".MEMORY_BUDGET", 256 << 20)
     with pytest.raises(ModelError) as err:
         ae.model_attention(model, "a" * 1000)
     assert "needed more than its" in str(err.value) and "was stopped" in str(err.value)
