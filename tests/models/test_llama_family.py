@@ -179,7 +179,8 @@ def test_session_of_a_rotary_layer_reproduces_the_run(tmp_path):
     make_checkpoint(tmp_path, "mistral", sliding_window=4)
     run = model_run(tmp_path, TEXT, dtype="float64")
     session = from_model(tmp_path, TEXT, layer=1)
-    assert session.config.mode == "projection" and session.config.mask == "custom"
+    assert session.config.mode == "projection" and session.config.mask == "causal"
+    assert session.config.window == 4  # Mistral's sliding window is the session's window
     assert session.config.positional == "rope" and session.config.rope_theta == 500.0
     trace = compute(session.inputs, session.config, dtype="float64")
     assert np.abs(trace.stages["weights"] - run.attentions[1]).max() < 1e-12
@@ -212,10 +213,14 @@ def _rewrite_config(folder, **changes):
 @pytest.mark.parametrize(
     ("family", "changes", "named"),
     [
-        ("llama", {"rope_scaling": {"rope_type": "yarn", "factor": 4.0}}, "yarn"),
-        ("llama", {"rope_scaling": {"rope_type": "dynamic", "factor": 2.0}}, "dynamic"),
+        ("llama", {"rope_scaling": {"rope_type": "proportional", "factor": 4.0}}, "proportional"),
+        (
+            "llama",
+            {"rope_scaling": {"rope_type": "yarn", "factor": 4.0, "low_freq_factor": 1.0}},
+            "low_freq_factor",
+        ),
         ("llama", {"hidden_act": "relu2"}, "hidden_act"),
-        ("qwen2", {"use_sliding_window": True}, "use_sliding_window"),
+        ("qwen2", {"use_sliding_window": "yes"}, "use_sliding_window"),
         ("qwen2", {"layer_types": ["sliding_attention", "full_attention"]}, "sliding_attention"),
     ],
 )
@@ -249,10 +254,10 @@ def test_a_tensor_not_matching_the_config_is_named(llama_copy, changes, tensor, 
 
 def test_an_unsupported_family_names_the_supported_ones(llama_copy):
     tmp_path = llama_copy
-    _rewrite_config(tmp_path, model_type="gemma", architectures=["GemmaForCausalLM"])
+    _rewrite_config(tmp_path, model_type="mamba", architectures=["MambaForCausalLM"])
     with pytest.raises(ModelError) as err:
         model_run(tmp_path, TEXT)
     message = str(err.value)
-    assert "GemmaForCausalLM" in message
+    assert "MambaForCausalLM" in message
     for label in ("Llama", "Qwen2", "Mistral", "GPT-2", "BERT"):
         assert label in message, message

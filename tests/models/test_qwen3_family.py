@@ -139,9 +139,9 @@ def test_knockout_and_edit_match_on_both_backends(qwen3_folder, backend):
     session = from_model(qwen3_folder, TEXT, layer=0)
     same = model_run(qwen3_folder, TEXT, dtype="float64", backend=backend, edits={0: session})
     assert np.abs(same.logits - base.logits).max() < 1e-9
-    K = np.array(session.inputs.K, dtype=np.float64)  # [kv_heads, n, d_k], normed and rotated
-    K[0] *= 3.0  # the keys of kv head 0
-    edited = replace(session, inputs=replace(session.inputs, K=K))
+    k_norm = np.array(session.inputs.k_norm, dtype=np.float64)  # [d_k], shared by the heads
+    k_norm[:4] *= 3.0  # QK-norm's weights on k's first four dimensions
+    edited = replace(session, inputs=replace(session.inputs, k_norm=k_norm))
     moved = model_run(qwen3_folder, TEXT, dtype="float64", backend=backend, edits={0: edited})
     assert np.abs(moved.attentions[0] - base.attentions[0]).max() > 1e-3
     assert np.abs(moved.attentions[1] - base.attentions[1]).max() > 1e-6
@@ -150,14 +150,13 @@ def test_knockout_and_edit_match_on_both_backends(qwen3_folder, backend):
 
 
 @pytest.mark.parametrize("layer", [0, 1])
-def test_from_model_opens_qk_norm_layers_in_direct_mode(qwen3_folder, layer):
+def test_from_model_opens_qk_norm_layers_in_projection_mode(qwen3_folder, layer):
     session = from_model(qwen3_folder, TEXT, layer=layer)
     config, inputs = session.config, session.inputs
-    assert config.mode == "direct" and config.positional == "none"
-    assert "QK-norm is not a stage of the engine yet" in session.description
-    assert inputs.X is None and inputs.W_Q is None and inputs.W_K is None
-    assert np.shape(inputs.Q) == (4, len(session.tokens), 16)
-    assert np.shape(inputs.K) == (2, len(session.tokens), 16)
+    assert config.mode == "projection" and config.positional == "rope"
+    assert config.qk_norm == "rms"  # QK-norm is a stage: its weights are the session's
+    assert np.shape(inputs.q_norm) == (16,) and np.shape(inputs.k_norm) == (16,)
+    assert inputs.W_Q is not None and inputs.Q is None
     trace = compute(inputs, config, dtype="float64")
     run = model_run(qwen3_folder, TEXT, dtype="float64")
     assert np.abs(trace.stages["weights"] - run.attentions[layer]).max() < 1e-12
@@ -177,7 +176,7 @@ def _rewrite_config(folder, **changes):
     [
         ({"use_sliding_window": True, "sliding_window": 4}, "use_sliding_window"),
         ({"layer_types": ["full_attention", "sliding_attention"]}, "sliding_attention"),
-        ({"rope_parameters": {"rope_type": "yarn", "factor": 4.0}}, "yarn"),
+        ({"rope_parameters": {"rope_type": "proportional", "factor": 4.0}}, "proportional"),
         ({"hidden_act": "relu2"}, "hidden_act"),
     ],
 )
