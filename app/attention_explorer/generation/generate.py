@@ -95,16 +95,18 @@ def held(loaded: LoadedModel, dtype: str, backend) -> ModelWeights:
     return loaded.cast[key]
 
 
-def _embed_at(w: ModelWeights, token: int, position: int, dtype) -> object:
+def embed_at(w: ModelWeights, token: int, position: int, dtype) -> object:
     """The input of layer 0 for ``token`` at ``position``: ``[1, d]``."""
     if w.position is not None:  # learned positions: the table's row ``position``
         w = replace(w, position=w.position[position : position + 1])
     return embed(w, [token], [0], dtype)
 
 
-def _forward(w: ModelWeights, h, caches, policy) -> tuple[list, object]:
-    """Every layer on new tokens' inputs ``h [t, d]``: each layer's weights ``[h, t, m]`` and
-    the logits of the last new token ``[1, vocab]``."""
+def forward_new(w: ModelWeights, h, caches, policy) -> tuple[list, object]:
+    """Every layer on new tokens' inputs ``h [t, d]`` (the prompt, or one token from
+    :func:`embed_at`), appending to ``caches``: each layer's last row of weights ``[h, m]`` and
+    the logits of the last new token ``[1, vocab]``. One decode step is ``forward_new(w,
+    embed_at(w, token, position, dtype), caches, policy)``."""
     rows = []
     for layer in range(w.n_layers):
         x = attention_input(w, layer, h)  # [t, d]
@@ -181,8 +183,8 @@ def generate(
         caches = new_caches(w, capacity, h)
         for i in range(steps):
             if i:
-                h = _embed_at(w, ids[-1], len(ids) - 1, np.dtype(dtype))  # [1, d]
-            rows, logits = _forward(w, h, caches, policy)
+                h = embed_at(w, ids[-1], len(ids) - 1, np.dtype(dtype))  # [1, d]
+            rows, logits = forward_new(w, h, caches, policy)
             logits = host(logits)[0].astype(np.float64)  # [vocab]
             probs = distribution(logits, temperature, top_k, top_p)  # [vocab]
             token, rank = choose(probs, logits, temperature == 0, rng)
