@@ -110,9 +110,29 @@ def gemma2_gen(tmp_path_factory):
     return write_model(folder, "Gemma2Config", "Gemma2ForCausalLM", **GEMMA2)
 
 
-@pytest.mark.parametrize("which", ["qwen3", "gemma2"])
-def test_qk_norm_windows_and_caps_equal_the_full_run(which, qwen3_gen, gemma2_gen):
-    folder = {"qwen3": qwen3_gen, "gemma2": gemma2_gen}[which]
+@pytest.fixture(scope="module")
+def gemma3_gen(tmp_path_factory):
+    pytest.importorskip("transformers")
+    from tests.models.test_gemma3_family import GEMMA3
+    from tests.models.test_gemma_common import write_model
+
+    folder = tmp_path_factory.mktemp("gemma3-gen")
+    return write_model(folder, "Gemma3TextConfig", "Gemma3ForCausalLM", **GEMMA3)
+
+
+@pytest.fixture(scope="module")
+def neox_gen(tmp_path_factory):
+    pytest.importorskip("transformers")
+    from tests.models.test_gpt_neox import _neox
+
+    return _neox(tmp_path_factory.mktemp("neox-gen"))
+
+
+@pytest.mark.parametrize("which", ["qwen3", "gemma2", "gemma3", "neox"])
+def test_qk_norm_windows_caps_and_partial_rotary_equal_the_full_run(which, request):
+    """Qwen3's QK-norm, Gemma 2's caps and window, Gemma 3's local and global RoPE (linear
+    scaling) with QK-norm, GPT-NeoX's partial rotary and parallel residual."""
+    folder = request.getfixturevalue(f"{which}_gen")
     out = ae.generate(folder, PROMPT, 6, dtype="float64")
     for i, step in enumerate(out.steps):
         full = run_over_ids(folder, out.ids[: out.prompt_length + i])
@@ -164,3 +184,16 @@ def test_a_block_the_step_does_not_follow_is_refused(monkeypatch):
     monkeypatch.setattr(step, "attend", other)
     with pytest.raises(GenerationError, match="does not follow"):
         ae.generate(TINY, "cat dog fox", 2)
+
+
+def test_a_model_whose_held_layers_would_not_fit_is_refused(tmp_path, monkeypatch):
+    import shutil
+
+    from attention_explorer.engine import budget
+
+    folder = tmp_path / "tiny"
+    shutil.copytree(TINY, folder)
+    monkeypatch.setattr(budget, "available_memory", lambda: 1000)
+    with pytest.raises(GenerationError, match="GiB is available") as info:
+        ae.generate(folder, "cat dog fox", 2)
+    assert info.value.what == "memory"

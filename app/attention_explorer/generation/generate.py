@@ -13,7 +13,7 @@ positions are fed, and the cache returned holds those of them the next query cou
 from __future__ import annotations
 
 import os
-from dataclasses import replace
+from dataclasses import fields, replace
 
 import numpy as np
 
@@ -67,6 +67,35 @@ class DenseTable:
         yield 0, self.array
 
 
+def _nbytes(value) -> int:
+    """Bytes of an array, a tensor, or a tuple of them (a norm's pair); 0 for None."""
+    if value is None:
+        return 0
+    if isinstance(value, tuple):
+        return sum(_nbytes(v) for v in value)
+    if hasattr(value, "nbytes"):
+        return int(value.nbytes)
+    return int(value.numel() * value.element_size())  # a torch tensor
+
+
+def _check_memory(w: ModelWeights, dtype: str) -> None:
+    """A GenerationError when every layer and the output table, held converted for the whole
+    generation, would not fit in the memory available now (estimated from layer 0)."""
+    from attention_explorer.engine.budget import available_memory
+
+    lw = w.layers[0]
+    skip = ("W_Q", "W_K", "W_V") if lw.W_QKV is not None else ()  # views of W_QKV
+    layer = sum(_nbytes(getattr(lw, f.name)) for f in fields(lw) if f.name not in skip)
+    table = 0 if w.head is None else int(np.prod(w.head.decoder.shape)) * np.dtype(dtype).itemsize
+    need, available = w.n_layers * layer + table, available_memory()
+    if available is not None and need > available:
+        raise GenerationError(
+            "memory",
+            f"generating with {w.name} holds its layers and output table converted "
+            f"({need / 2**30:.1f} GiB in {dtype}) and {available / 2**30:.1f} GiB is available",
+        )
+
+
 def held(loaded: LoadedModel, dtype: str, backend) -> ModelWeights:
     """The weights in ``dtype`` on ``backend`` with every layer and the output head's table
     converted once and held for the whole generation (a step would else convert them again)."""
@@ -80,6 +109,7 @@ def held(loaded: LoadedModel, dtype: str, backend) -> ModelWeights:
         from attention_explorer.pretrained.torch_weights import on_torch
 
         w = on_torch(w, backend.device)
+    _check_memory(w, dtype)
     layers = tuple(w.layers[i] for i in range(w.n_layers))
     head = w.head
     if head is not None:
