@@ -82,7 +82,8 @@ def test_a_layer_opens_as_a_session_that_reproduces_it(neox):
     base = model_run(neox, TEXT, dtype="float64")
     for layer in (0, 1):
         session = from_model(neox, TEXT, layer=layer)
-        assert session.config.mode == "direct"  # half of each head turns: beyond the engine's RoPE
+        assert session.config.mode == "projection"  # W_Q, W_K editable
+        assert session.config.rotary_fraction < 1  # only the first dims of each head turn
         trace = compute(session.inputs, session.config, dtype="float64")
         np.testing.assert_allclose(trace.stages["weights"], base.attentions[layer], atol=1e-12)
 

@@ -24,11 +24,11 @@ from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS  # noqa: E402
 from attention_explorer.engine.config import RopeScaling  # noqa: E402
 from attention_explorer.engine.engine_errors import AttentionInputError  # noqa: E402
 from attention_explorer.kernels import tables  # noqa: E402
-from attention_explorer.pretrained import model_run  # noqa: E402
+from attention_explorer.pretrained import from_model, model_run  # noqa: E402
 from attention_explorer.pretrained.model_errors import ModelError  # noqa: E402
 from attention_explorer.pretrained.rotary import scaling_from_checkpoint  # noqa: E402
 from tests.models import exact_reference  # noqa: E402
-from tests.models.conftest import layer_session, train_bpe  # noqa: E402
+from tests.models.conftest import train_bpe  # noqa: E402
 
 HEAD_DIM = 16
 SHORT = [1.0, 1.1, 1.3, 1.6, 2.0, 2.5, 3.0, 4.0]
@@ -217,11 +217,12 @@ def test_a_knockout_and_an_edit_match_the_float64_reference(longrope_model):
         np.testing.assert_allclose(
             getattr(knocked, name), getattr(knocked_ref, name), rtol=0, atol=1e-6, err_msg=name
         )
-    session = layer_session(folder, TEXT, 0)
-    assert session.config.mode == "direct"  # the engine's RoPE has no longrope: direct mode
-    V = np.array(session.inputs.V, dtype=np.float64)  # [kv, n, d_v]
-    V[0] *= 2.0
-    edited = replace(session, inputs=replace(session.inputs, V=V))
+    session = from_model(folder, TEXT, layer=0)
+    assert session.config.mode == "projection"  # the engine's RoPE has longrope
+    assert session.config.rope_scaling == "longrope"
+    W_V = np.array(session.inputs.W_V, dtype=np.float64)  # [d, kv*d_v]
+    W_V[:, :8] *= 2.0  # kv head 0's values
+    edited = replace(session, inputs=replace(session.inputs, W_V=W_V))
     run = model_run(folder, TEXT, dtype="float64", edits={0: edited})
     model = exact_reference.load_float64(folder)
     with torch.no_grad():

@@ -64,7 +64,7 @@ def test_a_quarter_rotary_and_a_tied_head_with_its_bias_match(tmp_path):
 def test_a_layer_opens_as_a_session_that_reproduces_it(phi):
     base = model_run(phi, TEXT, dtype="float64")
     session = from_model(phi, TEXT, layer=1)
-    assert session.config.mode == "direct"  # half of each head turns
+    assert session.config.mode == "projection" and session.config.rotary_fraction == 0.5
     trace = compute(session.inputs, session.config, dtype="float64")
     np.testing.assert_allclose(trace.stages["weights"], base.attentions[1], atol=1e-12)
 

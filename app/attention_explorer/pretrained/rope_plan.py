@@ -67,15 +67,10 @@ class RotaryPlan:
 
     def engine_reason(self) -> str:
         """Why the engine's RoPE setting cannot express this RoPE (for a session opened from
-        a layer), or ""."""
-        why = []
-        if self.partial:
-            why.append(
-                f"only the first {self.rotary_dim} of each head's {self.d_k} dimensions turn"
-            )
-        if self.scaling.kind in ("dynamic", "yarn", "longrope"):
-            why.append(f"its {self.scaling.kind} rope scaling is not an engine setting")
-        return " and ".join(why)
+        a layer), or "". The engine now has partial rotary (``rotary_fraction``) and the
+        long-context scalings, so :func:`.rotary.engine_rope` alone decides (it checks that
+        the engine's frequencies and attention factor are the model's, exactly)."""
+        return ""
 
 
 def rotate_part(ops, x, cos, sin):
