@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import re
 import sys
 from dataclasses import dataclass
 
@@ -63,7 +64,13 @@ def resolve_backend(backend: str | Backend = "numpy", device: str = "cpu") -> Ba
         return Backend("numpy", "cpu")
     if not torch_installed():
         raise AttentionInputError("backend", torch_missing_reason())
-    return Backend("torch", "cuda:0" if device == "cuda" else device)
+    device = "cuda:0" if device == "cuda" else device
+    if not re.fullmatch(r"cpu|mps|cuda:\d+", device):  # meta, xpu…: nothing we can run on
+        raise AttentionInputError(
+            "device",
+            f"{device!r} is not a device torch can compute on here; choose cpu, cuda:N or mps",
+        )
+    return Backend("torch", device)
 
 
 def torch_installed() -> bool:
