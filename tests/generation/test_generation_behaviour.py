@@ -197,3 +197,24 @@ def test_a_model_whose_held_layers_would_not_fit_is_refused(tmp_path, monkeypatc
     with pytest.raises(GenerationError, match="GiB is available") as info:
         ae.generate(folder, "cat dog fox", 2)
     assert info.value.what == "memory"
+
+
+def test_held_weights_stay_only_when_small(tmp_path, monkeypatch):
+    import shutil
+
+    from attention_explorer.generation import loop as module
+    from attention_explorer.pretrained.open_model import load_model
+
+    folder = tmp_path / "tiny"
+    shutil.copytree(TINY, folder)
+
+    def held_keys():
+        cast = load_model(folder).cast
+        return [k for k in cast if isinstance(k, tuple) and k[:1] == ("generation",)]
+
+    first = ae.generate(folder, "cat dog fox", 3)
+    assert len(held_keys()) == 1  # a few kB: kept for the next generation
+    load_model(folder).cast.pop(held_keys()[0])
+    monkeypatch.setattr(module, "KEEP_CONVERTED_BYTES", 0)
+    assert ae.generate(folder, "cat dog fox", 3).ids == first.ids
+    assert held_keys() == []  # too large to keep: dropped when the generation ended

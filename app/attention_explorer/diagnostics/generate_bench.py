@@ -9,7 +9,7 @@ heads sharing 2 key/value heads of 64, d_model 896, d_ff 4864, a 151,936-word ti
 :mod:`.scale_shapes`, written by :func:`.llama_scale_bench.write_checkpoint`), read in
 float32 on the CPU by both. Each layer's cache is filled with ``--cache`` random positions
 (the same numbers for both), then one token at position ``--cache`` goes through every layer
-to its logits: ours is :func:`~attention_explorer.generation.generate.forward_new` (what each
+to its logits: ours is :func:`~attention_explorer.generation.loop.forward_new` (what each
 step of ``ae.generate`` runs), theirs ``model(token, cache=cache)`` under
 ``torch.no_grad`` with a ``DynamicCache``; both caches are cut back to ``--cache`` positions
 after each step. Medians of ``--repeat`` after one warm step, in this one process, BLAS and
@@ -106,7 +106,7 @@ def random_cache(w, length: int, seed: int = 0) -> list[tuple[np.ndarray, np.nda
 
 def ours_step(folder: Path, cache: int, repeat: int) -> tuple[float, int]:
     """(median seconds of one decode step, the cache's bytes) with ae's generation step."""
-    from attention_explorer.generation.generate import embed_at, forward_new, held
+    from attention_explorer.generation.loop import embed_at, forward_new, held
     from attention_explorer.generation.policy import CachePolicy
     from attention_explorer.generation.step import new_caches
     from attention_explorer.pretrained.open_model import load_model, model_backend

@@ -1,4 +1,4 @@
-"""What :func:`~attention_explorer.generation.generate.generate` returns: the tokens, one
+"""What :func:`~attention_explorer.generation.loop.generate` returns: the tokens, one
 :class:`Step` per generated token and one :class:`LayerCache` per layer (numpy arrays)."""
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ import numpy as np
 
 from attention_explorer.engine import AttentionInputError
 from attention_explorer.engine.backend import ArrayLib
+from attention_explorer.pretrained.checkpoint.stored import KEEP_CONVERTED_BYTES
 from attention_explorer.pretrained.checkpoint.weights import ModelWeights, in_dtype
 from attention_explorer.pretrained.forward import (
     attention_input,
@@ -78,9 +79,10 @@ def _nbytes(value) -> int:
     return int(value.numel() * value.element_size())  # a torch tensor
 
 
-def _check_memory(w: ModelWeights, dtype: str) -> None:
-    """A GenerationError when every layer and the output table, held converted for the whole
-    generation, would not fit in the memory available now (estimated from layer 0)."""
+def _check_memory(w: ModelWeights, dtype: str) -> int:
+    """The bytes of every layer and the output table held converted for the whole generation
+    (estimated from layer 0); a GenerationError when they would not fit in the memory
+    available now."""
     from attention_explorer.engine.budget import available_memory
 
     lw = w.layers[0]
@@ -94,11 +96,14 @@ def _check_memory(w: ModelWeights, dtype: str) -> None:
             f"generating with {w.name} holds its layers and output table converted "
             f"({need / 2**30:.1f} GiB in {dtype}) and {available / 2**30:.1f} GiB is available",
         )
+    return need
 
 
 def held(loaded: LoadedModel, dtype: str, backend) -> ModelWeights:
     """The weights in ``dtype`` on ``backend`` with every layer and the output head's table
-    converted once and held for the whole generation (a step would else convert them again)."""
+    converted once and held for the whole generation (a step would else convert them again).
+    They stay with the model for the next generation when they fit in the model run's
+    ``KEEP_CONVERTED_BYTES``; else :func:`release` drops them when the generation ends."""
     if dtype not in loaded.cast:
         loaded.cast[dtype] = in_dtype(loaded.weights, dtype)
     key = ("generation", backend.name, dtype, backend.device)
@@ -109,7 +114,7 @@ def held(loaded: LoadedModel, dtype: str, backend) -> ModelWeights:
         from attention_explorer.pretrained.torch_weights import on_torch
 
         w = on_torch(w, backend.device)
-    _check_memory(w, dtype)
+    need = _check_memory(w, dtype)
     layers = tuple(w.layers[i] for i in range(w.n_layers))
     head = w.head
     if head is not None:
@@ -122,7 +127,16 @@ def held(loaded: LoadedModel, dtype: str, backend) -> ModelWeights:
             table = torch.cat(blocks)
         head = replace(head, decoder=DenseTable(table))
     loaded.cast[key] = replace(w, layers=layers, head=head)
+    if need > KEEP_CONVERTED_BYTES:
+        loaded.cast[("release",) + key] = True
     return loaded.cast[key]
+
+
+def release(loaded: LoadedModel) -> None:
+    """Drop the held weights of ``loaded`` that are too large to keep (see :func:`held`)."""
+    for mark in [k for k in loaded.cast if isinstance(k, tuple) and k[:1] == ("release",)]:
+        loaded.cast.pop(mark, None)
+        loaded.cast.pop(mark[1:], None)
 
 
 def embed_at(w: ModelWeights, token: int, position: int, dtype) -> object:
@@ -224,6 +238,8 @@ def generate(
             ids.append(token)
     except AttentionInputError as exc:
         raise GenerationError("backend", str(exc)) from None
+    finally:
+        release(loaded)
     held_cache = []
     for layer, cache in enumerate(caches):
         # what the next query (position ``capacity``) may still read: what a cache must keep
