@@ -17,7 +17,12 @@ from attention_explorer.pretrained.checkpoint.source import (
     packaged_name,
     resolve_model,
 )
-from attention_explorer.pretrained.checkpoint.tokenize import Tokens, load_tokenizer, tokenize
+from attention_explorer.pretrained.checkpoint.tokenize import (
+    Tokens,
+    check_type_ids,
+    load_tokenizer,
+    tokenize,
+)
 from attention_explorer.pretrained.checkpoint.validate import check_ids
 from attention_explorer.pretrained.checkpoint.weights import ModelWeights, read_weights
 from attention_explorer.pretrained.forward import attention_input, attention_parts, run_layers
@@ -52,6 +57,9 @@ class LoadedModel:
         if toks is None:
             toks = tokenize(self.tokenizer, text, self.weights.max_positions)
             check_ids(toks.ids, toks.tokens, self.weights.vocab, self.folder)
+            if self.weights.token_type is not None:  # BERT: the type table has these rows
+                rows = int(self.weights.token_type.shape[0])
+                check_type_ids(toks.type_ids, rows, "the checkpoint's token type table")
             kept = [k for k in list(self.cast) if isinstance(k, tuple) and k[0] == "tokens"]
             for old in kept[: max(0, len(kept) - TEXTS_KEPT + 1)]:
                 self.cast.pop(old, None)

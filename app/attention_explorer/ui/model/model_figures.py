@@ -12,6 +12,7 @@ from attention_explorer.exporting.options import DEFAULT_DPI, DEFAULT_SIZE, PICT
 from attention_explorer.exporting.targets import picture_bytes
 from attention_explorer.writing.atomic import write_bytes_atomic
 from attention_explorer.writing.export_errors import ExportError
+from attention_explorer.writing.output_policy import OutputRefused, with_default_suffix
 
 #: The file filter of the save dialogs.
 PICTURE_FILTER = "Pictures (*.png *.svg *.pdf)"
@@ -24,8 +25,10 @@ def write_figure(path: str | os.PathLike, fig: Figure) -> Path:
     fmt = path.suffix.lower().lstrip(".") or "png"
     if fmt not in PICTURE_FORMATS:
         raise ExportError(f"{path.name}: choose a .png, .svg or .pdf file name")
-    if path.suffix == "":
-        path = path.with_suffix(".png")
+    try:
+        path = with_default_suffix(path, ".png")  # a folder's name is refused, not suffixed
+    except OutputRefused as exc:
+        raise ExportError(str(exc)) from None
     try:
         return write_bytes_atomic(path, picture_bytes(fig, fmt, DEFAULT_SIZE, DEFAULT_DPI))
     except OSError as exc:
