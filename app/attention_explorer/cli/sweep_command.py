@@ -15,6 +15,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from attention_explorer.cli.terminal_text import counted
+
 #: How many of the strongest heads the summary names.
 SHOWN = 5
 #: The files --out may name.
@@ -99,7 +101,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     w = loaded.weights
     seconds = sweep_estimate(loaded, args.text, dtype=args.dtype)
     print(
-        f"knocking out {w.n_layers * w.heads} heads one by one: about {seconds:.1f} s",
+        f"knocking out {counted(w.n_layers * w.heads, 'head')} one by one: about {seconds:.1f} s",
         file=sys.stderr,
         flush=True,
     )
@@ -114,7 +116,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     )
     write_sweep(result.changes, out, f"change in the {result.label} when each head is knocked out")
     print(
-        f"wrote {out}: {w.n_layers} layers x {w.heads} heads, change in the {result.label} "
+        f"wrote {out}: {counted(w.n_layers, 'layer')} x {counted(w.heads, 'head')}, change in the "
+        f"{result.label} "
         f"(unchanged: {result.baseline:.4f}), {result.seconds:.1f} s"
     )
     order = np.argsort(-np.abs(result.changes), axis=None, kind="stable")[:SHOWN]
