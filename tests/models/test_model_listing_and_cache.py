@@ -38,7 +38,9 @@ def _logits(folder) -> np.ndarray:
 
 
 @pytest.mark.parametrize(
-    "changes", [{"rope_theta": 10000.0}, {"rms_norm_eps": 0.25}], ids=["rope_theta", "eps"]
+    "changes",
+    [{"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0}}, {"rms_norm_eps": 0.25}],
+    ids=["rope_theta", "eps"],
 )
 def test_an_edited_config_is_read_again(llama_copy, changes):
     before = _logits(llama_copy)
@@ -75,12 +77,12 @@ def _listed(folder):
 
 
 REFUSED = [
-    ("llama", {"rope_scaling": {"rope_type": "yarn", "factor": 4.0}}, "yarn"),
-    ("llama", {"rope_parameters": {"rope_type": "dynamic", "factor": 2.0}}, "dynamic"),
+    ("llama", {"rope_scaling": {"rope_type": "proportional", "factor": 4.0}}, "proportional"),
+    ("llama", {"rope_parameters": {"rope_type": "dynamic", "beta_fast": 2.0}}, "beta_fast"),
     ("llama", {"hidden_act": "relu2"}, "relu2"),
     ("llama", {"rms_norm_eps": 0}, "rms_norm_eps"),
-    ("llama", {"model_type": "gemma"}, "gemma"),
-    ("qwen2", {"use_sliding_window": True}, "use_sliding_window"),
+    ("llama", {"model_type": "mamba"}, "mamba"),
+    ("qwen2", {"use_sliding_window": "yes"}, "use_sliding_window"),
     ("qwen2", {"layer_types": ["sliding_attention", "full_attention"]}, "sliding_attention"),
 ]
 
@@ -118,8 +120,8 @@ def test_the_listing_reads_the_config_only(llama_copy):
             ["LlamaForCausalLM is not supported"],
         ),
         (
-            {"model_type": "gemma2", "architectures": ["Gemma2ForCausalLM"]},
-            ["model_type 'gemma2', which is not a supported family", "Gemma2ForCausalLM"],
+            {"model_type": "mamba2", "architectures": ["Mamba2ForCausalLM"]},
+            ["model_type 'mamba2', which is not a supported family", "Mamba2ForCausalLM"],
             [],
         ),
         ({"architectures": ["BertModel"]}, ["no model_type", "model_type 'bert'"], []),
@@ -142,7 +144,7 @@ def test_a_boolean_refused_reads_as_config_json_writes_it():
     from attention_explorer.pretrained.families import FAMILIES
 
     with pytest.raises(ModelError) as err:
-        check_config(FAMILIES["qwen2"], {"use_sliding_window": True}, ACTIVATIONS)
+        check_config(FAMILIES["qwen3"], {"use_sliding_window": True}, ACTIVATIONS)
     message = str(err.value)
     assert "use_sliding_window true, which" in message and message.endswith("only false is")
     assert "supported: False" not in message
@@ -153,11 +155,11 @@ def test_a_rope_refusal_names_the_key_the_config_used(llama_copy, key):
     config = json.loads((llama_copy / "config.json").read_text())
     config.pop("rope_parameters", None)
     config.pop("rope_scaling", None)
-    config[key] = {"rope_type": "yarn", "factor": 4.0, "rope_theta": 500.0}
+    config[key] = {"rope_type": "proportional", "factor": 4.0, "rope_theta": 500.0}
     (llama_copy / "config.json").write_text(json.dumps(config))
     with pytest.raises(ModelError) as err:
         model_run(llama_copy, TEXT)
     message = str(err.value)
     other = {"rope_parameters": "rope_scaling", "rope_scaling": "rope_parameters"}[key]
-    assert f"config.json {key}: rope_type 'yarn' is not implemented" in message, message
+    assert f"config.json {key}: rope_type 'proportional' is not implemented" in message, message
     assert other not in message and "default, linear, llama3" in message
