@@ -59,7 +59,9 @@ def test_a_view_too_small_for_its_numbers_says_they_are_hidden(window, qtbot):
     view.resize(230, 500)  # too narrow even without the colour bar
     qtbot.waitUntil(lambda: view.values_hidden(), timeout=3000)
     assert view.texts.drawn() == []
-    assert view.hidden_note.text() == HIDDEN_TEXT and view.hidden_note.isVisible()
+    assert view.hidden_note.isVisible() and view.hidden_note.toolTip() == HIDDEN_TEXT
+    assert view.hidden_note.text().startswith("values hidden")  # one line, elided to fit
+    assert view.hidden_note.parent() is view.graphics  # over the plot: the view is no taller
     window.prefs.show_values = False  # numbers switched off: nothing to say
     assert not view.values_hidden()
     window.prefs.show_values = True

@@ -33,6 +33,7 @@ from attention_explorer.ui.heatmap.heatmap_zoom import ZoomControl, visible_regi
 from attention_explorer.ui.heatmap.room_for_numbers import (
     DEFAULT_BAR_ROOM,
     hidden_values_note,
+    place_hidden_note,
     room_for_numbers,
 )
 from attention_explorer.ui.widgets.colormaps import colormap_for, table_for
@@ -126,7 +127,6 @@ class HeatmapView(QFrame):
         layout.setContentsMargins(3, 3, 3, 3)
         layout.setSpacing(0)
         layout.addWidget(self.title_bar)
-        layout.addWidget(self.hidden_note)
         layout.addLayout(self._stack, 1)
         scene = self.graphics.scene()
         scene.sigMouseMoved.connect(self._on_mouse_moved)
@@ -356,7 +356,7 @@ class HeatmapView(QFrame):
         if bar_shown != self.bar.isVisible():
             self.bar.setVisible(bar_shown)  # the layout gives its room to the map
         written = self.texts.write(frame, table_for(self.stage, self.prefs), cell)
-        self.hidden_note.setVisible(bool(frame is not None and frame.texts and not written))
+        place_hidden_note(self, bool(frame is not None and frame.texts and not written))
 
     def values_hidden(self) -> bool:
         """True while the view says its numbers are hidden because they do not fit."""

@@ -26,7 +26,7 @@ def hidden_values_note() -> QLabel:
     note = QLabel(HIDDEN_TEXT)
     note.setObjectName("values_hidden_note")
     note.setTextFormat(Qt.TextFormat.PlainText)
-    note.setWordWrap(True)
+    note.setToolTip(HIDDEN_TEXT)
     note.setAlignment(Qt.AlignmentFlag.AlignHCenter)
     font = QFont(note.font())
     font.setPointSizeF(7.5)
@@ -58,3 +58,26 @@ def room_for_numbers(view, frame) -> tuple[tuple[float, float], bool]:
     if fitting_point_size(frame.texts, *without, scale=scale):
         return without, False
     return with_bar, True
+
+
+#: The map's top margin inside the view while no note is shown (half the top row's label).
+TOP_MARGIN = 8
+
+
+def place_hidden_note(view, shown: bool) -> None:
+    """Show or hide ``view``'s note over the top edge of its plot area, one line (elided to
+    the width; the whole sentence on hover). The note takes its line from the map, never
+    from the view's height: a view that fitted on screen with its numbers still fits when
+    it says they are hidden (the walkthrough keeps whole views on screen at 1366x768)."""
+    note, graphics = view.hidden_note, view.graphics
+    if note.parent() is not graphics:
+        note.setParent(graphics)
+    line = note.fontMetrics().height()
+    top = line + 2 if shown else TOP_MARGIN
+    left, old_top, right, bottom = graphics.ci.getContentsMargins()
+    if old_top != top:
+        graphics.ci.setContentsMargins(left, top, right, bottom)
+    width = max(1, graphics.width())
+    note.setText(note.fontMetrics().elidedText(HIDDEN_TEXT, Qt.TextElideMode.ElideRight, width))
+    note.setGeometry(0, 0, width, line)
+    note.setVisible(shown)
