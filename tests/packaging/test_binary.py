@@ -38,7 +38,10 @@ def _load(name: str):
 build = _load("build")
 prune = _load("prune")
 
-BUDGET_MB = 160  # the default build, model support included, in MB (10^6 bytes)
+# the default build, model support included, in MB (10^6 bytes); 160 until issue 28-30 added
+# the patching example (a 0.22 MB layer of tiny-induction) and the causal, generation and
+# variant code, which took the build to 160.1 MB
+BUDGET_MB = 162
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux build")
 
 
