@@ -156,12 +156,6 @@ class ControlsPanel(QWidget):
         self.rotary_fraction.setRange(0.05, 1.0)
         self.rotary_fraction.setSingleStep(0.05)
         self.rotary_fraction.setToolTip("Share of each head's d_k that RoPE turns (Pythia: 0.25)")
-        variants = QWidget()
-        variants_row = QHBoxLayout(variants)
-        variants_row.setContentsMargins(0, 0, 0, 0)
-        for label, widget in (("cap", self.softcap), ("window", self.window)):
-            variants_row.addWidget(QLabel(label))
-            variants_row.addWidget(widget, 1)
         self.backend = QComboBox()
         self.backend.setToolTip("Which library computes attention")
         self.dtype = _combo({"float32": "float32", "float64": "float64"}, "Number precision")
@@ -188,7 +182,8 @@ class ControlsPanel(QWidget):
         scoring.addRow("Positions", self.positional)
         scoring.addRow("RoPE turns", self.rotary_fraction)
         scoring.addRow("QK-norm", self.qk_norm)
-        scoring.addRow("Cap, window", variants)
+        scoring.addRow("Soft cap", self.softcap)  # a row each: side by side they widened
+        scoring.addRow("Window", self.window)  # the dock past 1366x768's Controls width
         running = QFormLayout()
         running.addRow("Backend", self.backend)
         running.addRow("Precision", self.dtype)
