@@ -135,33 +135,3 @@ def rotary_plan(arch, config: Mapping, d_k: int) -> RotaryPlan:
     except AttentionInputError as exc:
         raise ModelError("config", f"config.json: {exc.message}") from None
     return plan
-
-
-def direct_parts(w, layer: int, x: np.ndarray, scale: tuple[str, float]):
-    """The engine's (config, inputs) for rotary layer ``layer`` on ``x [n, d]`` when the
-    engine's RoPE setting cannot express the model's (:meth:`RotaryPlan.engine_reason`):
-    direct mode with q and k projected, QK-normed where the layer has it and rotated as the
-    model run does, V projected, the model's W_O; never an approximate RoPE."""
-    from attention_explorer.engine import AttentionConfig, AttentionInputs
-    from attention_explorer.kernels import numpy_ops as ops
-    from attention_explorer.pretrained.kernel import qk_normed
-    from attention_explorer.pretrained.rotary import _mask
-
-    lw = w.layers[layer]
-    q = ops.split_heads(ops.linear(x, lw.W_Q, lw.b_Q), w.heads)  # [h, n, d_k]
-    k = ops.split_heads(ops.linear(x, lw.W_K, lw.b_K), w.kv_heads)  # [kv, n, d_k]
-    v = ops.split_heads(ops.linear(x, lw.W_V, lw.b_V), w.kv_heads)  # [kv, n, d_v]
-    q, k = qk_normed(ops, lw, w.eps, q, k)
-    q, k = w.rotary.rotate(ops, q, k)  # [h, n, d_k], [kv, n, d_k]
-    config = AttentionConfig(
-        mode="direct",
-        heads=w.heads,
-        d_model=w.d_model,
-        d_k=w.d_k,
-        d_v=v.shape[-1],
-        kv_heads=w.kv_heads if w.kv_heads != w.heads else None,
-        scale=scale[0],
-        scale_factor=scale[1],
-        **_mask(w, x.shape[0]),
-    )
-    return config, AttentionInputs(Q=q, K=k, V=v, W_O=lw.W_O, b_O=lw.b_O)
