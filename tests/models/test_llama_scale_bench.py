@@ -10,6 +10,7 @@ from attention_explorer.diagnostics import llama_scale_bench as bench
 from attention_explorer.pretrained import model_run
 from tests.models.conftest import tiny_scale_config
 
+
 @pytest.mark.parametrize("name", ["qwen2.5-0.5b", "qwen3-0.6b", "gemma-3-1b"])
 def test_tiny_checkpoint_is_sharded_bf16_and_runs(tmp_path, monkeypatch, name):
     monkeypatch.setattr(bench, "SHARD_BYTES", 8 * 1024)

@@ -107,7 +107,8 @@ def test_every_example_loads_validates_and_computes(key):
     assert np.all(np.isfinite(trace["concat"]))
     exp = data.experiment
     assert isinstance(exp.get("group"), str) and isinstance(exp.get("order"), int)
-    from_models = ("minilm-it-cat", "tiny-induction-copy", "tiny-induction-patching")  # from a model, not a tutorial
+    # from a model, not a tutorial
+    from_models = ("minilm-it-cat", "tiny-induction-copy", "tiny-induction-patching")
     # positions-* and variants-* (issue 28's stages) are seeded, their notes computed
     if key not in from_models and not key.startswith(("positions-", "variants-")):
         assert exp.get("source", "").startswith("“")  # “tutorial title”, section
