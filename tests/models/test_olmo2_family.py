@@ -1,8 +1,7 @@
 """OLMo 2 (``Olmo2ForCausalLM``) against transformers' exact float64 reference: norms only on
 the sublayers' outputs, QK-norm over the whole projection before the heads are split; the
 model run and model_attention on numpy and torch, a knockout and an edit, layers opened by
-from_model (in projection mode with the engine's QK-norm, and in direct mode when the RoPE is
-beyond the engine's setting), and what OLMo 2 support refuses by name."""
+from_model (in projection mode with the engine's QK-norm, a yarn RoPE too), and what OLMo 2 support refuses by name."""
 
 from __future__ import annotations
 
@@ -12,8 +11,7 @@ import numpy as np
 import pytest
 
 from attention_explorer.engine import compute
-from attention_explorer.pretrained import ModelError, model_run
-from tests.models.conftest import layer_session
+from attention_explorer.pretrained import ModelError, from_model, model_run
 from tests.models.exact_reference import run_reference
 from tests.models.test_gemma_common import (
     BACKENDS,
@@ -65,9 +63,10 @@ def test_qk_norm_runs_over_the_whole_projection(olmo2_copy):
     assert worst(moved, run_reference(olmo2_copy, list(moved.ids))) <= 1e-6
 
 
-def test_a_layer_beyond_the_engines_rope_opens_in_direct_mode(olmo2_copy):
-    """With a yarn RoPE (not an engine setting) the layer opens in direct mode with q and k
-    exactly as the model run makes them (QK-normed over the whole projection, rotated)."""
+def test_a_yarn_layer_opens_in_projection_mode_and_reproduces(olmo2_copy):
+    """With a yarn RoPE (an engine setting since issue 28) the layer opens in projection mode,
+    its whole-projection QK-norm and the yarn frequencies and attention factor the session's
+    own, and reproduces the model run."""
     rewrite_config(
         olmo2_copy,
         rope_parameters={
@@ -80,9 +79,11 @@ def test_a_layer_beyond_the_engines_rope_opens_in_direct_mode(olmo2_copy):
     )
     run = model_run(olmo2_copy, TEXT, dtype="float64")
     assert worst(run, run_reference(olmo2_copy, list(run.ids))) <= 1e-6
-    session = layer_session(olmo2_copy, TEXT, 1)  # from_model's parts, without its note
-    assert session.config.mode == "direct" and session.inputs.W_Q is None
-    trace = compute(session.inputs, session.config, dtype="float64")
+    session = from_model(olmo2_copy, TEXT, layer=1)
+    config = session.config
+    assert config.mode == "projection" and session.inputs.W_Q is not None
+    assert config.rope_scaling == "yarn" and config.qk_norm_width == "all"
+    trace = compute(session.inputs, config, dtype="float64")
     assert np.abs(trace.stages["weights"] - run.attentions[1]).max() < 1e-12
 
 
