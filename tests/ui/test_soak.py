@@ -31,7 +31,11 @@ WARM_UP = 500
 FLUSH_EVERY = 10
 #: The views are compared with the engine this often.
 CHECK_EVERY = 250
-MAX_GROWTH_MB = 50.0
+#: Growth allowed after the warm-up. Alone the soak grows 22 MB (15 MB before issue 28's
+#: controls and matrix tabs); in an xdist worker that ran other window tests first it reached
+#: 52 MB, the allocator's leftovers from earlier tests included; a leak of the 5,000 actions
+#: (about 10 kB each would be 50 MB) still fails.
+MAX_GROWTH_MB = 64.0
 EXAMPLES = (
     "three-tokens",
     "i-love-pizza-two-heads",
