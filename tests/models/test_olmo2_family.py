@@ -1,7 +1,8 @@
 """OLMo 2 (``Olmo2ForCausalLM``) against transformers' exact float64 reference: norms only on
 the sublayers' outputs, QK-norm over the whole projection before the heads are split; the
 model run and model_attention on numpy and torch, a knockout and an edit, layers opened by
-from_model (in projection mode with the engine's QK-norm, a yarn RoPE too), and what OLMo 2 support refuses by name."""
+from_model (in projection mode with the engine's QK-norm, a yarn RoPE too), and what OLMo 2
+support refuses by name."""
 
 from __future__ import annotations
 
