@@ -31,6 +31,7 @@ def test_presenter_mode_writes_large_digits_and_frames_the_followed_cell(window,
     scores = window.stages.view("scores")
     normal_ticks = _tick_points(scores)
     normal_pen = scores.selection_pen_width()
+    normal_bar = scores.bar.axis.style["tickFont"] or scores.bar.axis.font()
     assert _digit_pixels(scores) < 18  # what the issue saw: digits near 10 px
     window.menus.teaching.presenter_action.trigger()  # F5
     assert window.presenter.active()
@@ -45,8 +46,11 @@ def test_presenter_mode_writes_large_digits_and_frames_the_followed_cell(window,
             assert view.texts.drawn() == view.frame.texts, (key, name)
             assert _tick_points(view) > 1.4 * normal_ticks, (key, name)
             assert view.selection_pen_width() >= 2 * normal_pen
+            bar_font = view.bar.axis.style["tickFont"]  # the colour bar's numbers grow too
+            assert bar_font.pointSizeF() > 1.4 * normal_bar.pointSizeF(), (key, name)
     window.menus.teaching.presenter_action.trigger()  # F5 again
     assert not window.presenter.active()
     qtbot.waitUntil(lambda: len(window.stages.gathered()) != 1)
     assert scores.presenting_scale() == 1.0 and scores.selection_pen_width() == normal_pen
     assert _tick_points(scores) == normal_ticks
+    assert scores.bar.axis.style["tickFont"].pointSizeF() == normal_bar.pointSizeF()

@@ -19,6 +19,14 @@ SMALL_TICK_POINT_SIZE = 6.5
 _SINGULAR = {"tokens": "token", "queries": "query", "keys": "key"}
 
 
+def scaled_font(base: QFont, scale: float) -> QFont:
+    """A copy of ``base`` ``scale`` times its point size (``base`` itself when 1)."""
+    font = QFont(base)
+    if scale != 1.0 and font.pointSizeF() > 0:
+        font.setPointSizeF(font.pointSizeF() * scale)
+    return font
+
+
 class AxisLabels:
     """The left and bottom axes of one view's plot, labelled for the frame shown."""
 

@@ -14,7 +14,7 @@ import html
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QRectF, QSignalBlocker, Qt, QTimer, Signal
-from PySide6.QtGui import QCursor, QPalette
+from PySide6.QtGui import QCursor, QFont, QPalette
 from PySide6.QtWidgets import QFrame, QLabel, QMenu, QStackedLayout, QToolTip, QVBoxLayout
 
 from attention_explorer.core.numbers import format_number
@@ -23,6 +23,7 @@ from attention_explorer.display import build_frame
 from attention_explorer.engine import explain
 from attention_explorer.ui.heatmap import heatmap_selection as picks
 from attention_explorer.ui.heatmap.fast_image import FastImageItem
+from attention_explorer.ui.heatmap.heatmap_axes import scaled_font
 from attention_explorer.ui.heatmap.heatmap_labels import AllAxisLabels
 from attention_explorer.ui.heatmap.heatmap_lazy import OffscreenDeferral
 from attention_explorer.ui.heatmap.heatmap_menu import context_menu
@@ -104,6 +105,7 @@ class HeatmapView(QFrame):
         self.bar = pg.ColorBarItem(interactive=False, colorMapMenu=False, width=14)
         self.bar.setColorMap(colormap_for(self.stage, self.prefs))
         self.bar.setImageItem(self.image, insert_in=plot)
+        self._bar_font = QFont(self.bar.axis.font())  # its tick font, as presenter mode scales
         self._pens = _SELECTION_PENS
         self._selection = [self._selection_item(pen) for pen in _SELECTION_PENS]
         self._selection_items: list = []
@@ -199,6 +201,8 @@ class HeatmapView(QFrame):
         self.texts.scale = scale
         self.axes.set_scale(scale)
         self.title_bar.set_scale(scale)
+        # the bar's numbers grow too, less than the cells': its short axis drops labels that crowd
+        self.bar.axis.setStyle(tickFont=scaled_font(self._bar_font, min(scale, 1.5)))
         self.axes.update(self._frame)
         self._update_texts()
 
