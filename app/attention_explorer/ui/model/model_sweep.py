@@ -10,10 +10,8 @@ diverging scale around 0) that exports as PNG, SVG or PDF through the export Fig
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QComboBox, QDialog, QLineEdit, QSpinBox
 
 from attention_explorer.core.stages import DEFAULT_DIVERGING
@@ -25,6 +23,7 @@ from attention_explorer.ui.model.compare_view import FrameView
 from attention_explorer.ui.model.model_figures import save_figure_as
 from attention_explorer.ui.model.model_runner import backend_name
 from attention_explorer.ui.widgets import layout_parts as parts
+from attention_explorer.ui.widgets.job_worker import JobWorker
 
 #: A sweep estimated to take longer than this (seconds) asks before starting.
 ASK_ABOVE_S = 10.0
@@ -49,30 +48,12 @@ def sweep_frame(changes: np.ndarray, label: str, decimals: int = 3) -> DisplayFr
     )
 
 
-class _SweepWorker(QObject):
-    """Runs the estimate and the sweep off the UI thread."""
-
-    estimated = Signal(float)
-    progress = Signal(int, int)
-    finished = Signal(object)
-    failed = Signal(str)
+class _SweepWorker(JobWorker):
+    """Runs the estimate and the sweep off the UI thread (a :class:`JobWorker` named "sweep":
+    a failure reads "the sweep stopped: …")."""
 
     def __init__(self, parent: QObject | None = None):
-        super().__init__(parent)
-        self.cancel = threading.Event()
-
-    def _thread(self, work) -> None:
-        def run() -> None:
-            from attention_explorer.pretrained import ModelError
-
-            try:
-                work()
-            except ModelError as exc:
-                self.failed.emit(str(exc))
-            except Exception as exc:  # never a traceback on screen
-                self.failed.emit(f"the sweep stopped: {type(exc).__name__}: {exc}")
-
-        threading.Thread(target=run, name="knockout-sweep", daemon=True).start()
+        super().__init__("sweep", parent)
 
     def estimate(self, loaded, text: str, backend: str = "numpy") -> None:
         """How long the sweep will take on ``backend`` (``estimated(seconds)``)."""

@@ -14,8 +14,8 @@ from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QComboBox, QLineEdit, QWidget
 
 from attention_explorer.pretrained.run_model import WINDOW_THREADS
-from attention_explorer.ui.why.why_jobs import JobWorker
 from attention_explorer.ui.widgets import layout_parts as parts
+from attention_explorer.ui.widgets.job_worker import JobWorker
 from attention_explorer.ui.widgets.plain_text import error_text_style
 
 #: How many of the top predictions the answer and wrong boxes offer.
