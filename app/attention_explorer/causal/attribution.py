@@ -114,14 +114,14 @@ def _refuse_unless_additive(prepared: Prepared) -> None:
             "its norm), which is not linear in the residual; direct attribution needs a "
             "language-model head",
         )
-    if any(getattr(lw, "ln_attn_out", None) is not None for lw in w.layers):
+    if any(lw.ln_attn_out is not None for lw in w.layers):
         raise CausalError(
             "architecture",
             f"{name} ({w.family}) normalises each attention block's output before adding it "
             "to the residual stream, so a head's output is not what reaches the output head; "
             "direct attribution is not defined for it",
         )
-    if getattr(w, "logit_cap", None) is not None:
+    if w.logit_cap is not None:
         raise CausalError(
             "architecture",
             f"{name} caps its logits (cap · tanh(logit / cap)), which is not linear in the "

@@ -264,7 +264,7 @@ class Readout:
         self.direction = rows[0] - rows[1]  # [d]
         bias = w.head.bias
         self.bias = 0.0 if bias is None else float(host(bias[pair[0]] - bias[pair[1]]))
-        self.fast = getattr(w, "logit_cap", None) is None
+        self.fast = w.logit_cap is None
         tolerance = 1e-4 if prepared.dtype == "float32" else 1e-9
         for run in runs:
             full = self.full(run.final[-1:])

@@ -132,8 +132,7 @@ def attention_parts(w: ModelWeights, layer: int, x: np.ndarray):
     w = layer_view(w, layer)
     scale = scale_setting(w.scales[layer], w.d_k)
     rotary_or_norm = w.rope is not None or w.arch.qk_norm
-    beyond = w.rotary is not None and w.rotary.engine_reason()  # RoPE the engine cannot set
-    if beyond or (rotary_or_norm and direct_reason(w)):
+    if rotary_or_norm and direct_reason(w):  # RoPE or QK-norm the engine cannot set
         return direct_layer_parts(w, layer, x, scale)
     if rotary_or_norm:
         return rotary_parts(w, layer, x, scale)

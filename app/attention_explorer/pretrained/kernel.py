@@ -131,9 +131,9 @@ def plain(config: AttentionConfig, inputs: AttentionInputs) -> bool:
     temperature)."""
     return (
         config.mode == "projection"
-        and getattr(config, "qk_norm", "none") == "none"
-        and getattr(config, "softcap", None) is None
-        and getattr(config, "window", None) is None
+        and config.qk_norm == "none"
+        and config.softcap is None
+        and config.window is None
         and config.attention == "self"
         and config.normalizer == "softmax"
         and config.mask in ("none", "causal")

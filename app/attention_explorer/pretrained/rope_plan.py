@@ -65,13 +65,6 @@ class RotaryPlan:
         cos, sin = self.cos_sin(ops, q.shape[-2], like=q)  # [n, r]
         return rotate_part(ops, q, cos, sin), rotate_part(ops, k, cos, sin)
 
-    def engine_reason(self) -> str:
-        """Why the engine's RoPE setting cannot express this RoPE (for a session opened from
-        a layer), or "". The engine now has partial rotary (``rotary_fraction``) and the
-        long-context scalings, so :func:`.rotary.engine_rope` alone decides (it checks that
-        the engine's frequencies and attention factor are the model's, exactly)."""
-        return ""
-
 
 def rotate_part(ops, x, cos, sin):
     """RoPE on the first ``cos.shape[-1]`` dimensions of ``x [.., n, d_k]``; the rest pass."""

@@ -179,10 +179,10 @@ def _rope_settings(config: Mapping, arch=None) -> tuple[float, RopeScaling]:
     if arch is None:  # the config's own family (its partial rotary, rope types, context)
         arch = _family(config)
     context = dict(config)
-    if arch is not None and getattr(arch, "original_context", None):
+    if arch is not None and arch.original_context:
         context.setdefault("original_max_position_embeddings", arch.original_context)
-    partial = bool(arch is not None and getattr(arch, "partial_rotary", None))
-    kinds = getattr(arch, "rope_kinds", None) if arch is not None else None
+    partial = bool(arch is not None and arch.partial_rotary)
+    kinds = arch.rope_kinds if arch is not None else None
     scalings = {}  # each is checked (an unsupported type is refused, naming its key)
     for key, given in (("rope_scaling", legacy), ("rope_parameters", params)):
         if isinstance(given, Mapping):
@@ -230,7 +230,7 @@ def engine_rope(w) -> tuple[dict | None, str]:
     are Llama 3.1's) and turns the first ``int(d_k × rotary_fraction)`` dimensions; the check
     is that it turns as many as the model and that its inverse frequencies equal the model's.
     """
-    plan = getattr(w, "rotary", None)  # the model's RoPE as the run applies it
+    plan = w.rotary  # the model's RoPE as the run applies it
     if plan is not None:
         theta, scaling, turned = plan.theta, plan.scaling, plan.rotary_dim
     else:
@@ -277,13 +277,13 @@ def qk_norm_settings(w) -> tuple[dict | None, str]:
     arch = w.arch
     if not arch.qk_norm:
         return {}, ""
-    offset = float(getattr(arch, "norm_offset", 0.0))
+    offset = float(arch.norm_offset)
     styles = {0.0: "rms", 1.0: "rms_one_plus"}
     if offset not in styles:
         return None, f"its QK-norm multiplies by {offset:g} + w, which the engine cannot express"
     return {
         "qk_norm": styles[offset],
-        "qk_norm_width": getattr(arch, "qk_norm_over", "head"),
+        "qk_norm_width": arch.qk_norm_over,
         "qk_norm_eps": float(w.eps),
     }, ""
 
@@ -303,8 +303,7 @@ def direct_reason(w) -> str:
 def rotary_note(w) -> str:
     """A sentence for the session description when a layer opens in direct mode (see the
     module docstring), else ""."""
-    plan = getattr(w, "rotary", None)  # the RoPE plan may say why the run keeps RoPE itself
-    why = direct_reason(w) or (plan.engine_reason() if plan is not None else "")
+    why = direct_reason(w)
     if not why:
         return ""
     done = "normed and rotated" if w.arch.qk_norm else "rotated"
@@ -332,8 +331,7 @@ def rotate(x: np.ndarray, inv_freq: np.ndarray) -> np.ndarray:
 def _layer_window(w, layer: int) -> int | None:
     """Layer ``layer``'s sliding window (a model with local and global layers), else the
     model's."""
-    window_of = getattr(w, "window_of", None)
-    return window_of(layer) if window_of is not None else w.window
+    return w.window_of(layer)
 
 
 def _mask(w, layer: int) -> dict:
@@ -356,7 +354,7 @@ def rotary_parts(w, layer: int, x: np.ndarray, scale: tuple[str, float]):
         "kv_heads": w.kv_heads if w.kv_heads != w.heads else None,
         "scale": scale[0],
         "scale_factor": scale[1],
-        "softcap": getattr(w, "score_cap", None),
+        "softcap": w.score_cap,
         **_mask(w, layer),
     }
     if not direct_reason(w):
