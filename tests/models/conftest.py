@@ -137,6 +137,17 @@ def write_config(folder: Path, config: dict) -> None:
     (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
 
 
+def rewrite_config(folder: Path, null: tuple[str, ...] = (), **changes) -> None:
+    """Change config.json's ``changes`` (a None value removes the key; the keys in ``null``
+    are set to null)."""
+    path = folder / "config.json"
+    config = json.loads(path.read_text())
+    config.update(changes)
+    config = {key: value for key, value in config.items() if value is not None}
+    config.update(dict.fromkeys(null))
+    path.write_text(json.dumps(config))
+
+
 def tiny_scale_config(size: str, **more) -> dict:
     """The scale benchmark's config of ``size`` (its family's keys and tensor names) shrunk to
     a checkpoint of a few kB: d 32, 2 layers, 4 heads sharing 2 key/value heads, 300 words."""

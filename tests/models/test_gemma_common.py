@@ -20,7 +20,7 @@ import pytest
 
 from attention_explorer.engine import compute
 from attention_explorer.pretrained import from_model, model_attention, model_run
-from tests.models.conftest import bpe_tokenizer
+from tests.models.conftest import bpe_tokenizer, rewrite_config  # noqa: F401 (re-exported)
 from tests.models.exact_reference import run_reference
 
 torch = pytest.importorskip("torch")
@@ -59,17 +59,6 @@ def write_model(folder: Path, config_class: str, model_class: str, **extra) -> P
             p.mul_(4.0) if p.dim() == 2 else p.add_(0.3 * torch.randn_like(p))
     model.save_pretrained(folder, safe_serialization=True)
     return folder
-
-
-def rewrite_config(folder: Path, null: tuple[str, ...] = (), **changes) -> None:
-    """Change config.json's ``changes`` (a None value removes the key; the keys in ``null``
-    are set to null)."""
-    path = folder / "config.json"
-    config = json.loads(path.read_text())
-    config.update(changes)
-    config = {key: value for key, value in config.items() if value is not None}
-    config.update(dict.fromkeys(null))
-    path.write_text(json.dumps(config))
 
 
 def rewrite_tensors(folder: Path, change) -> None:

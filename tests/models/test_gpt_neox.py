@@ -21,6 +21,7 @@ from tests.models.conftest import (  # noqa: E402
     assert_like_reference,
     check_knockout_and_edit,
     random_checkpoint,
+    rewrite_config,
 )
 
 TEXT = "The cat sat on the mat because it was"
@@ -44,17 +45,6 @@ def neox(tmp_path_factory):
     return _neox(tmp_path_factory.mktemp("neox"))
 
 
-def _edit_config(folder, **changes):
-    path = folder / "config.json"
-    config = json.loads(path.read_text())
-    for key, value in changes.items():
-        if value is None:
-            config.pop(key, None)
-        else:
-            config[key] = value
-    path.write_text(json.dumps(config))
-
-
 @pytest.mark.parametrize("backend", ["numpy", "torch"])
 def test_the_sequential_residual_matches(tmp_path, backend):
     folder = _neox(tmp_path, use_parallel_residual=False, rotary_pct=0.25)
@@ -68,7 +58,7 @@ def test_an_older_config_with_rotary_pct_at_the_top_matches(tmp_path):
     """Pythia's config.json: rotary_pct and rotary_emb_base beside the sizes, no rope dict
     and no attention_bias (true by default)."""
     folder = _neox(tmp_path)
-    _edit_config(folder, rope_parameters=None, attention_bias=None)
+    rewrite_config(folder, rope_parameters=None, attention_bias=None)
     run = model_run(folder, TEXT, dtype="float64")
     assert_like_reference(run, exact_reference.run_reference(folder, list(run.ids)))
 
@@ -108,16 +98,16 @@ def test_a_layer_opens_as_a_session_that_reproduces_it(neox):
 )
 def test_config_values_not_implemented_are_refused_by_name(tmp_path, changes, named):
     folder = _neox(tmp_path)
-    _edit_config(folder, **changes)
+    rewrite_config(folder, **changes)
     with pytest.raises(ModelError, match=named):
         model_run(folder, TEXT)
 
 
 def test_tensors_that_disagree_with_the_config_are_refused(tmp_path):
     folder = _neox(tmp_path)
-    _edit_config(folder, attention_bias=False)
+    rewrite_config(folder, attention_bias=False)
     with pytest.raises(ModelError, match=r"attention\.dense\.bias.*attention_bias=false"):
         model_run(folder, TEXT)
-    _edit_config(folder, attention_bias=True, num_attention_heads=8, hidden_size=64)
+    rewrite_config(folder, attention_bias=True, num_attention_heads=8, hidden_size=64)
     with pytest.raises(ModelError, match="expected"):
         model_run(folder, TEXT)
