@@ -8,6 +8,10 @@ end-of-text token), so the last generated token is never fed: ``prompt + steps -
 positions are fed, and the cache returned holds those of them the next query could still read
 (all of them with the full policy and no sliding window; a sliding layer keeps its last
 ``window - 1``, as transformers' sliding-window cache does; a policy keeps what it keeps).
+
+:func:`generate` is ``steps`` calls of :class:`~.stepper.Stepper`'s ``step`` (the window's
+Step runs the same code); this module holds the pieces a step is made of (the held weights,
+one token's embedding, every layer on new tokens, the cache as returned).
 """
 
 from __future__ import annotations
@@ -17,8 +21,6 @@ from dataclasses import fields, replace
 
 import numpy as np
 
-from attention_explorer.engine import AttentionInputError
-from attention_explorer.engine.backend import ArrayLib
 from attention_explorer.pretrained.checkpoint.stored import KEEP_CONVERTED_BYTES
 from attention_explorer.pretrained.checkpoint.weights import ModelWeights, in_dtype
 from attention_explorer.pretrained.forward import (
@@ -27,14 +29,12 @@ from attention_explorer.pretrained.forward import (
     output_logits,
     rest_of_layer,
 )
-from attention_explorer.pretrained.open_model import LoadedModel, load_model, model_backend
+from attention_explorer.pretrained.open_model import LoadedModel
 from attention_explorer.pretrained.output import RunOutputs
 
 from .errors import GenerationError
-from .policy import parse_policy
-from .result import Generation, LayerCache, Step
-from .sampling import check_settings, choose, distribution
-from .step import attend_new, host, new_caches, refusal
+from .result import Generation, LayerCache
+from .step import attend_new, host
 
 DTYPES = ("float32", "float64")
 MOST_STEPS = 4096
@@ -169,6 +169,21 @@ def _check_steps(steps) -> int:
     return int(steps)
 
 
+def layer_caches(w: ModelWeights, caches, policy, fed: int) -> tuple[LayerCache, ...]:
+    """Each layer's :class:`LayerCache` after ``fed`` positions went through the model: of
+    them, what the next query (position ``fed``) may still read, as numpy copies (later steps
+    do not change them)."""
+    held_cache = []
+    for layer, cache in enumerate(caches):
+        # what the next query (position ``fed``) may still read: what a cache must keep
+        nxt = policy.visible(np.array([fed]), fed + 1, w.window_of(layer))[0]
+        keep = np.flatnonzero(nxt[:fed])  # [m]
+        keys, values = host(cache.keys[:, :fed]), host(cache.values[:, :fed])
+        group = w.heads // w.kv_heads
+        held_cache.append(LayerCache(keep, keys[:, keep], values[:, keep], group))
+    return tuple(held_cache)
+
+
 def generate(
     model: str | os.PathLike | LoadedModel,
     prompt: str,
@@ -186,69 +201,26 @@ def generate(
     ``top_k``, ``top_p`` and ``seed`` shape and seed the sampling (:mod:`.sampling`);
     ``cache_policy`` chooses what each query reads (:mod:`.policy`); ``backend`` numpy or
     torch (``torch:cuda:0``), ``dtype`` float32 or float64. A GenerationError (one line) for
-    a model or an argument that cannot be generated from exactly."""
-    steps = _check_steps(steps)
-    temperature, top_k, top_p = check_settings(temperature, top_k, top_p, seed)
-    if dtype not in DTYPES:
-        raise GenerationError("dtype", f"dtype {dtype!r} is not one of {', '.join(DTYPES)}")
-    if not isinstance(prompt, str):
-        raise GenerationError("prompt", f"the prompt must be a string, not {type(prompt).__name__}")
-    loaded = load_model(model)
-    why = refusal(loaded.weights)
-    if why:
-        raise GenerationError("model", why)
-    engine = model_backend(backend)
-    try:
-        ArrayLib(engine, dtype)
-    except AttentionInputError as exc:
-        raise GenerationError("backend", str(exc)) from None
-    toks = loaded.tokenize(prompt)
-    n = len(toks.ids)
-    capacity = n + steps - 1  # positions fed: the prompt and every generated token but the last
-    w0 = loaded.weights
-    if w0.position is not None and capacity > len(w0.position):
-        raise GenerationError(
-            "steps",
-            f"{loaded.name} has {len(w0.position)} learned positions; a {n}-token prompt and "
-            f"{steps} steps need {capacity}",
-        )
-    sizes = {"layers": w0.n_layers, "kv_heads": w0.kv_heads, "positions": capacity}
-    sizes |= {"d_k": w0.d_k, "d_v": w0.layers[0].W_V.shape[1] // w0.kv_heads}
-    policy = parse_policy(cache_policy, sizes)
-    w = held(loaded, dtype, engine)
-    vocabulary, rng = _Vocabulary(loaded), np.random.default_rng(seed)
-    ids, made = list(toks.ids), []
-    try:
-        h = embed(w, toks.ids, toks.type_ids, np.dtype(dtype))  # [n, d]
-        if engine.name == "torch":
-            import torch
+    a model or an argument that cannot be generated from exactly. It is ``steps`` calls of
+    :meth:`.stepper.Stepper.step` (the window's Step runs the same code)."""
+    from .stepper import Stepper  # the stepper builds on this module's functions
 
-            h = torch.as_tensor(h).to(engine.device)
-        caches = new_caches(w, capacity, h)
-        for i in range(steps):
-            if i:
-                h = embed_at(w, ids[-1], len(ids) - 1, np.dtype(dtype))  # [1, d]
-            rows, logits = forward_new(w, h, caches, policy)
-            logits = host(logits)[0].astype(np.float64)  # [vocab]
-            probs = distribution(logits, temperature, top_k, top_p)  # [vocab]
-            token, rank = choose(probs, logits, temperature == 0, rng)
-            attentions = np.stack([host(r) for r in rows])  # [layers, heads, m]
-            text = vocabulary.token_text(token)
-            made.append(Step(len(ids) - 1, attentions, probs, logits, token, text, rank))
-            ids.append(token)
-    except AttentionInputError as exc:
-        raise GenerationError("backend", str(exc)) from None
-    finally:
-        release(loaded)
-    held_cache = []
-    for layer, cache in enumerate(caches):
-        # what the next query (position ``capacity``) may still read: what a cache must keep
-        nxt = policy.visible(np.array([capacity]), capacity + 1, w.window_of(layer))[0]
-        keep = np.flatnonzero(nxt[:capacity])  # [m]
-        keys, values = host(cache.keys[:, :capacity]), host(cache.values[:, :capacity])
-        group = w.heads // w.kv_heads
-        held_cache.append(LayerCache(keep, keys[:, keep], values[:, keep], group))
-    tokens = tuple(toks.tokens) + tuple(s.text for s in made)
-    return Generation(
-        loaded.name, tuple(ids), tokens, n, tuple(made), tuple(held_cache), policy, dtype
+    steps = _check_steps(steps)
+    stepper = Stepper(
+        model,
+        prompt,
+        temperature=temperature,
+        top_k=top_k,
+        top_p=top_p,
+        seed=seed,
+        cache_policy=cache_policy,
+        backend=backend,
+        dtype=dtype,
+        steps=steps,
     )
+    try:
+        for _ in range(steps):
+            stepper.step()
+        return stepper.result()
+    finally:
+        stepper.close()
