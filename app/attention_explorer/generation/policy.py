@@ -159,3 +159,51 @@ def parse_policy(policy, sizes: Mapping[str, int]) -> CachePolicy:
     if isinstance(edits, Mapping):
         edits = [edits]
     return CachePolicy(window, sinks, evicted, tuple(_edit(e, sizes) for e in edits))
+
+
+def policy_dict(policy) -> dict:
+    """``policy`` (None, ``"full"``, a dict or a :class:`CachePolicy`) as the dict form
+    ``ae.generate`` takes (``{}`` for the full cache): what a window shows and reruns with."""
+    if policy is None or policy == "full":
+        return {}
+    if isinstance(policy, Mapping):
+        out = {k: v for k, v in policy.items()}
+        if isinstance(out.get("edit"), Mapping):
+            out["edit"] = [out["edit"]]
+        return out
+    out: dict = {}
+    if policy.window is not None:
+        out["window"] = policy.window
+    if policy.sinks:
+        out["sinks"] = policy.sinks
+    if policy.evict:
+        out["evict"] = sorted(policy.evict)
+    if policy.edits:
+        out["edit"] = [
+            {
+                "layer": e.layer,
+                "head": e.head,
+                "position": e.position,
+                e.part: [float(x) for x in e.vector],
+            }
+            for e in policy.edits
+        ]
+    return out
+
+
+def describe(policy) -> str:
+    """``policy`` in a few words for a label: "full cache", "window 4", "sinks 2 + window 4",
+    "positions 1, 3 evicted", "2 cached vectors edited" (joined by "; ")."""
+    d = policy_dict(policy)
+    parts = []
+    if "window" in d:
+        sinks = d.get("sinks", 0)
+        parts.append(f"sinks {sinks} + window {d['window']}" if sinks else f"window {d['window']}")
+    if d.get("evict"):
+        evicted = sorted(d["evict"])
+        word = "position" if len(evicted) == 1 else "positions"
+        parts.append(f"{word} {', '.join(map(str, evicted))} evicted")
+    if d.get("edit"):
+        count = len(d["edit"])
+        parts.append(f"{count} cached vector{'s' if count != 1 else ''} edited")
+    return "; ".join(parts) or "full cache"
