@@ -35,6 +35,7 @@ API = (
     "logit_lens",
     "head_attribution",
     "generate",
+    "cache_size",
 )
 
 __all__ = ["__version__", *API]

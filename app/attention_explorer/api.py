@@ -330,3 +330,14 @@ def generate(
         backend=backend,
         dtype=dtype,
     )
+
+
+def cache_size(model, dtype: str = "float32"):
+    """What ``model``'s KV cache costs per token in ``dtype`` (a folder or id, a loaded
+    model, a ``CacheShape`` or a DeepSeek-style config dict): ``.own``, ``.mha`` (full
+    multi-head attention of the same width), ``.gqa(g)``, ``.mla`` (latent models), each with
+    ``.per_layer`` and ``.all_layers`` bytes, and ``.held(positions)``; see
+    :mod:`attention_explorer.generation.cache_size`."""
+    from attention_explorer.generation.cache_size import cache_size as prices
+
+    return prices(model, dtype)

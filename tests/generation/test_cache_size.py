@@ -1,0 +1,125 @@
+"""The cache arithmetic (generation/cache_size.py) against the bytes of the arrays an
+``ae.generate`` cache holds: GPT-2 (multi-head), a Llama with grouped-query attention, a
+Mistral with a sliding window; and DeepSeek-V3's published shape from transformers' config."""
+
+from __future__ import annotations
+
+import pytest
+
+import attention_explorer as ae
+from attention_explorer.generation import GenerationError
+from attention_explorer.generation.cache_size import (
+    CacheShape,
+    bytes_per_token,
+    held_bytes,
+    held_positions,
+    numbers_per_token,
+)
+from attention_explorer.pretrained.open_model import load_model
+from tests.generation.conftest import PROMPT, TINY
+
+STEPS = 5
+
+
+def test_the_arithmetic_agrees_with_gpt2s_cache_arrays(gpt2_folder):
+    shape = CacheShape.of_model(load_model(gpt2_folder))
+    assert (shape.layers, shape.heads, shape.kv_heads, shape.head_dim) == (3, 4, 4, 8)
+    for dtype in ("float32", "float64"):
+        out = ae.generate(gpt2_folder, PROMPT, STEPS, dtype=dtype)
+        fed = out.prompt_length + STEPS - 1
+        size = bytes_per_token(shape, dtype)
+        for layer in out.cache:
+            assert layer.keys.shape[1] == fed
+            assert size.per_layer == (layer.keys.nbytes + layer.values.nbytes) // fed
+            assert size.per_layer == layer.bytes_per_position
+        assert size.all_layers * fed == out.cache_bytes == held_bytes(shape, fed, dtype)
+        # multi-head attention is GPT-2's own; multi-query attention holds one head of 4
+        assert bytes_per_token(shape, dtype, "mha").per_layer == size.per_layer
+        assert bytes_per_token(shape, dtype, "gqa", groups=1).per_layer * 4 == size.per_layer
+
+
+def test_grouped_query_attention_holds_kv_heads_not_heads(llama_gen):
+    shape = CacheShape.of_model(load_model(llama_gen))
+    assert (shape.heads, shape.kv_heads) == (4, 2)
+    out = ae.generate(llama_gen, PROMPT, STEPS, dtype="float64")
+    fed = out.prompt_length + STEPS - 1
+    own = bytes_per_token(shape, "float64")
+    assert own.per_layer * fed == out.cache[0].nbytes
+    assert own.all_layers * fed == out.cache_bytes
+    assert out.cache[0].keys.shape[0] == shape.kv_heads
+    # the same width under multi-head attention holds twice as much; under multi-query half
+    assert bytes_per_token(shape, "float64", "mha").all_layers == 2 * own.all_layers
+    assert bytes_per_token(shape, "float64", "gqa", groups=1).per_layer * 2 == own.per_layer
+    assert bytes_per_token(shape, "float64", "gqa", groups=2).per_layer == own.per_layer
+    gqa4 = bytes_per_token(shape, "float64", "gqa", groups=4)  # 4 groups of 1: multi-head
+    assert gqa4.all_layers == bytes_per_token(shape, "float64", "mha").all_layers
+
+
+def test_a_sliding_layer_holds_window_minus_one_positions(mistral_gen):
+    shape = CacheShape.of_model(load_model(mistral_gen))
+    assert shape.windows == (3, 3)
+    out = ae.generate(mistral_gen, PROMPT, STEPS, dtype="float32")
+    fed = out.prompt_length + STEPS - 1
+    assert held_positions(shape, fed) == [len(layer.positions) for layer in out.cache] == [2, 2]
+    assert held_bytes(shape, fed, "float32") == out.cache_bytes
+
+
+def test_the_shipped_tiny_induction_model():
+    shape = CacheShape.of_model(load_model(TINY))
+    out = ae.generate(TINY, "cat dog fox", 4)
+    fed = out.prompt_length + 3
+    assert bytes_per_token(shape, "float32").all_layers * fed == out.cache_bytes
+    assert bytes_per_token(shape).per_layer == 2 * 64 * 4  # 1 head of 64: a key and a value
+
+
+def test_deepseek_v3s_published_shape_from_transformers_config():
+    transformers = pytest.importorskip("transformers")
+    config = transformers.DeepseekV3Config().to_dict()
+    shape = CacheShape.deepseek(config)
+    assert shape.latent and shape.layers == 61 and shape.head_dim == 128 + 64
+    assert numbers_per_token(shape) == 512 + 64  # the latent and the shared rotary key
+    assert numbers_per_token(shape, "mha") == 128 * (192 + 128)
+    assert numbers_per_token(shape, "gqa", groups=8) == 8 * (192 + 128)
+    bf16 = bytes_per_token(shape, "bfloat16")
+    assert (bf16.per_layer, bf16.all_layers) == (1152, 1152 * 61)
+    assert bytes_per_token(shape, "bfloat16", "mha").all_layers == 81920 * 61
+
+
+def test_bad_sizes_are_refused_in_one_line():
+    shape = CacheShape(2, 4, 2, 8, 8)
+    with pytest.raises(GenerationError, match="do not divide into 3 groups"):
+        bytes_per_token(shape, "float32", "gqa", groups=3)
+    with pytest.raises(GenerationError, match="no latent"):
+        bytes_per_token(shape, "float32", "mla")
+    with pytest.raises(GenerationError, match="'int7' is not one of"):
+        bytes_per_token(shape, "int7")
+    with pytest.raises(GenerationError, match="attention 'x'"):
+        numbers_per_token(shape, "x")
+    with pytest.raises(GenerationError, match="4 heads do not divide into 3 kv heads"):
+        CacheShape(2, 4, 3, 8, 8)
+    with pytest.raises(GenerationError, match="needs both"):
+        CacheShape(2, 4, 4, 8, 8, kv_lora_rank=16)
+
+
+def test_ae_cache_size_prices_a_folder_a_shape_and_a_config(llama_gen):
+    size = ae.cache_size(llama_gen, "float64")
+    out = ae.generate(llama_gen, PROMPT, STEPS, dtype="float64")
+    fed = out.prompt_length + STEPS - 1
+    assert size.held(fed) == out.cache_bytes == size.own.all_layers * fed
+    assert size.mha.per_layer == 2 * size.own.per_layer and size.mla is None
+    assert size.gqa(1).numbers == 1 * 2 * 8
+    latent = ae.cache_size(
+        {
+            "num_hidden_layers": 2,
+            "num_attention_heads": 4,
+            "qk_nope_head_dim": 8,
+            "qk_rope_head_dim": 4,
+            "v_head_dim": 8,
+            "kv_lora_rank": 16,
+        }
+    )
+    assert latent.own.all_layers == latent.mla.all_layers and latent.mla.per_layer == (16 + 4) * 4
+    assert latent.mha.numbers == 4 * (12 + 8)
+    assert ae.cache_size(CacheShape(1, 2, 1, 4, 4), "float16").own.all_layers == 16
+    with pytest.raises(GenerationError, match="needs num_attention_heads.*kv_lora_rank"):
+        ae.cache_size({"num_hidden_layers": 2})
