@@ -40,6 +40,10 @@ def _softcap(trace) -> bool:
     return trace.config.softcap is not None
 
 
+def _sinks(trace) -> bool:
+    return bool(getattr(trace.config, "attention_sinks", False))
+
+
 def _output(trace) -> bool:
     return trace.has("output")
 
@@ -60,6 +64,7 @@ SHOWN: dict[str, tuple[Callable[[object], bool], str]] = {
     "rotary": (_rotary, "it exists only with rotary positions (RoPE) on"),
     "qk_norm": (_qk_norm, "it exists only with QK-norm on (an RMSNorm on each head's q and k)"),
     "softcap": (_softcap, "it exists only with a soft cap on the scores (softcap)"),
+    "sinks": (_sinks, "it exists only with attention sinks on (a sink logit per head)"),
     "cross": (
         lambda trace: _projected(trace) and trace.config.attention == "cross",
         "it exists only in cross-attention, in projection mode",
@@ -133,6 +138,14 @@ def _normalizer_caption(name: str, config, trace) -> str:
     return f"{config.normalizer}\nper {per}"
 
 
+def _sinks_caption(name: str, config, trace) -> str:
+    sinks = getattr(getattr(trace, "inputs", None), "sinks", None)
+    if sinks is None or not len(sinks):
+        return "sink logit\nin the softmax"
+    low, high = (format_number(float(f(sinks)), 3) for f in (min, max))
+    return f"sink logit\nin the softmax\n({low if low == high else f'{low}…{high}'})"
+
+
 #: rule -> caption of stage ``name`` for ``config`` (``trace`` may be None).
 CAPTIONS: dict[str, Callable[[str, object, object], str]] = {
     "projection": _projection_caption,
@@ -142,6 +155,7 @@ CAPTIONS: dict[str, Callable[[str, object, object], str]] = {
     "rotary": _rotary_caption,
     "qk_norm": _qk_norm_caption,
     "softcap": _softcap_caption,
+    "sinks": _sinks_caption,
 }
 
 
@@ -201,6 +215,7 @@ SETTINGS: dict[str, Callable[[object], list[str]]] = {
     "normalizer": lambda t: [t.config.normalizer],
     "rope": _rope_words,
     "heads": lambda t: [f"{t.config.heads} heads × d_v {t.config.value_dim}"],
+    "sinks": lambda t: ["a sink logit per head"] if _sinks(t) else [],
 }
 
 

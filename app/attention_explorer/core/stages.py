@@ -311,6 +311,22 @@ CATALOGUE: dict[str, Stage] = {
             compared=True,
         ),
         _per_head(
+            "sink_weight",
+            "weight the sink takes",
+            "exp(sink − M) / (Σ_j exp(masked_j − M) + exp(sink − M)): each row's weights sum "
+            "to 1 − this (attention sinks, gpt-oss)",
+            ("queries", "sink"),
+            "unit",
+            "max",
+            when="sinks",
+            caption="sink logit\nin the softmax",
+            caption_rule="sinks",
+            upstream=(*_WEIGHTED, "sinks"),
+            explain="sink_weight",
+            aliases=("sink", "sinks", "sink_weights"),
+            short="sink",
+        ),
+        _per_head(
             "head_outputs",
             "head output A·V",
             "Σ_j weight_ij v_j",

@@ -158,6 +158,7 @@ _CONFIG_RULES = MappingProxyType(
         "rotary": lambda config: config.rotary,
         "qk_norm": lambda config: config.qk_normed,
         "softcap": lambda config: config.softcap is not None,
+        "sinks": lambda config: config.attention_sinks,
     }
 )
 
@@ -229,8 +230,11 @@ def _run(inputs, config, lib: ArrayLib, n: int, m: int, plan: _Plan, cache):
             previews["mask"] = preview_of(allowed, stage("mask").shrink, plan.preview, cache)
     if plan.preview is not None and cache is not None:
         cache.pool.clear()  # a previewed pass keeps no [n, m] stage: unused pooled blocks go back
+    sinks = None  # the run heads' sink logits [s] (attention sinks on)
+    if config.attention_sinks:
+        sinks = lib.asarray(np.asarray(inputs.sinks, dtype=np.float64)[list(plan.run_heads)])
     sink, head_outputs = _attend(
-        lib, config, (Q, K, V, (earlier, last)), allowed, bool(fully_masked), plan, cache
+        lib, config, (Q, K, V, (earlier, last)), allowed, bool(fully_masked), plan, cache, sinks
     )
     sink.finish(kept, previews)
     del sink
@@ -239,7 +243,9 @@ def _run(inputs, config, lib: ArrayLib, n: int, m: int, plan: _Plan, cache):
     return kept, previews, fully_masked
 
 
-def _attend(lib: ArrayLib, config, qkv, allowed_np, any_fully_masked, plan: _Plan, cache):
+def _attend(
+    lib: ArrayLib, config, qkv, allowed_np, any_fully_masked, plan: _Plan, cache, sinks=None
+):
     """Score, scale, mask, normalise and combine, a chunk of heads at a time.
 
     Each chunk goes through its query rows a block at a time (:func:`row_block`): every step
@@ -252,6 +258,8 @@ def _attend(lib: ArrayLib, config, qkv, allowed_np, any_fully_masked, plan: _Pla
     (rotated under RoPE, normed under QK-norm), ``last`` their stage names ("Q_rot",
     "K_rot"; "Q", "K" without either) and ``earlier`` the q and k stages before them, by name
     (the Q and K as projected, and the normed ones under RoPE and QK-norm together).
+    ``sinks [s]``: the run heads' sink logits (attention sinks), each chunk's blocks give
+    their ``sink_weight`` rows, joined into the chunk's ``[c, n, 1]``.
     """
     Q, K, V, (earlier, last) = qkv
     n, m = allowed_np.shape
@@ -268,9 +276,16 @@ def _attend(lib: ArrayLib, config, qkv, allowed_np, any_fully_masked, plan: _Pla
     else:
         sink = FullSink(lib, plan.selected, square, others, n, m, cache)
 
-    def rows(q, k, v, r: slice, buffers) -> dict:  # one block: [c, rows, ·] stages
+    sink_rows: dict[int, object] = {}  # block start -> its sink weights [c, rows, 1]
+
+    def rows(q, k, v, s, r: slice, buffers) -> dict:  # one block: [c, rows, ·] stages
         picked = (allowed[r], factor, check_each, any_fully_masked, square)
-        return attend_rows(lib, config, q[:, r], k, v, *picked, plan.need_head_outputs, buffers)
+        values = attend_rows(
+            lib, config, q[:, r], k, v, *picked, plan.need_head_outputs, buffers, sinks=s
+        )
+        if s is not None:
+            sink_rows[r.start] = values["sink_weight"]  # blocks never share a start
+        return values
 
     # a full trace spreads its row blocks over every core (a small one is one block); a
     # previewed one (the window's worker, beside the GUI thread) stays on one thread (see
@@ -290,7 +305,9 @@ def _attend(lib: ArrayLib, config, qkv, allowed_np, any_fully_masked, plan: _Pla
             kept = all(head in plan.selected for head in chunk_heads)
             per_block = full_trace_rows(lib, c, n, m, threads, kept)
         block = sink.start_chunk(chunk_heads, per_block)
-        outs = runner.run(partial(rows, q, k, v), sink, len(chunk_heads), n, block)
+        s = None if sinks is None else sinks[chunk]  # [c]
+        sink_rows.clear()
+        outs = runner.run(partial(rows, q, k, v, s), sink, len(chunk_heads), n, block)
         head_out = _joined_rows(lib, outs)  # [c, n, d_v] or None
         if head_out is not None:
             require_finite(lib.ops, "the head outputs", head_out)
@@ -299,6 +316,9 @@ def _attend(lib: ArrayLib, config, qkv, allowed_np, any_fully_masked, plan: _Pla
         values = {name: array[chunk] for name, array in earlier.items()}  # [c, n|m, d_k] each
         values.update({last[0]: q, last[1]: k, "V": v, "head_outputs": head_out})
         values.update(scores_q=q, scores_k=k)  # what the scores read, whatever its name
+        if s is not None:
+            blocks = [sink_rows[start] for start in sorted(sink_rows)]  # [c, rows, 1] each
+            values.update(sink_logits=s, sink_weight=_joined_rows(lib, blocks))  # [c, n, 1]
         sink.end_chunk(values)
         del outs, head_out
     return sink, head_outputs

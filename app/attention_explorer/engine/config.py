@@ -146,7 +146,9 @@ class AttentionConfig:
     before RoPE.
     softcap: a number c caps the scaled scores at ±c, ``c · tanh(scaled / c)`` (Gemma 2),
     before the mask; None: off. window: with a number W, query i sees only keys j with
-    i − j < W (a sliding-window layer, on top of the mask).
+    i − j < W (a sliding-window layer, on top of the mask). attention_sinks: each head's
+    sink logit ``inputs.sinks [heads]`` joins its softmax rows, which then sum to 1 − the
+    sink's weight (gpt-oss; softmax only).
     scale: ``sqrt_dk`` multiplies scores by 1/sqrt(d_k); ``none`` by 1; ``custom`` by
     ``scale_factor``. The scaled stage is then divided by ``temperature``.
     """
@@ -178,6 +180,7 @@ class AttentionConfig:
     softcap: float | None = None
     rotary_fraction: float = 1.0
     window: int | None = None
+    attention_sinks: bool = False
     #: the rest of the RoPE scaling's settings, as sorted (name, value) pairs of
     #: :data:`ROPE_PARAMETERS` (llama3's factors, yarn's betas, longrope's lists ...)
     rope_parameters: tuple[tuple[str, object], ...] = ()
@@ -374,6 +377,16 @@ class AttentionConfig:
             )
         if self.window is not None:
             _positive_int("window", self.window)
+        if not isinstance(self.attention_sinks, bool):
+            raise AttentionInputError(
+                "attention_sinks", f"{self.attention_sinks!r} must be true or false"
+            )
+        if self.attention_sinks and self.normalizer != "softmax":
+            raise AttentionInputError(
+                "attention_sinks",
+                f"a sink logit joins a softmax's denominator; {self.normalizer} has none "
+                "(choose softmax, or turn the sinks off)",
+            )
 
     def _validate_rope(self) -> None:
         """RoPE turns pairs of dimensions: an even d_k (an even number of turned dimensions,

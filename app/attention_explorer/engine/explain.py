@@ -27,6 +27,10 @@ from attention_explorer.engine.variants.explain_steps import (
     scored_stage,
     softcap_steps,
 )
+from attention_explorer.engine.variants.sink_logit import (
+    sink_weight_steps,
+    weights_with_sink_steps,
+)
 
 #: Long rows are shown with this many terms, then "... and N more".
 DEFAULT_MAX_TERMS = 8
@@ -214,6 +218,8 @@ def _weights_steps(trace: Trace, head, i, j, limit):
     if i in trace.fully_masked_rows:
         why = f"every key is hidden from query “{trace.tokens[i]}”: its weights are all 0"
         return [Step(why + " by definition", [], 0.0)]
+    if trace.config.attention_sinks:  # the sink logit joins the softmax's denominator
+        return weights_with_sink_steps(trace, head, i, j, limit)
     if kind == "sigmoid":
         title = "sigmoid(x) = 1 / (1 + exp(-x)), each cell on its own"
         return [Step(title, [("x", float(row[j]))], weight)]
@@ -329,6 +335,7 @@ _BUILDERS = {
     "mask": _same(_mask_steps),
     "masked": _same(_masked_steps),
     "normalizer": _same(_weights_steps),
+    "sink_weight": _same(sink_weight_steps),
     "weighted_sum": _same(_head_output_steps),
     "concat": _same(_concat_steps),
     "output_projection": _same(_output_steps),

@@ -15,10 +15,13 @@ MAX_ABS_INPUT = 1e30
 
 #: QK-norm's weights, used in both modes when ``config.qk_norm`` is on.
 QK_NORM_NAMES = ("q_norm", "k_norm")
+#: The sink logits (one per head), used in both modes when ``config.attention_sinks`` is on.
+SINK_NAMES = ("sinks",)
 PROJECTION_NAMES = (
-    "X", "X_kv", "W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O", *QK_NORM_NAMES
+    "X", "X_kv", "W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O", *QK_NORM_NAMES,
+    *SINK_NAMES,
 )  # fmt: skip
-DIRECT_NAMES = ("Q", "K", "V", "W_O", "b_O", *QK_NORM_NAMES)
+DIRECT_NAMES = ("Q", "K", "V", "W_O", "b_O", *QK_NORM_NAMES, *SINK_NAMES)
 
 
 @dataclass(frozen=True, eq=False)
@@ -35,7 +38,8 @@ class AttentionInputs:
 
     Both modes, with QK-norm on: ``q_norm`` and ``k_norm``, the norms' weights ``[d_k]``
     (per head) or ``[h*d_k]`` and ``[kv*d_k]`` (over all heads); kept but unused while
-    QK-norm is off.
+    QK-norm is off. With attention sinks on: ``sinks [heads]``, each head's sink logit
+    (kept but unused while they are off).
     """
 
     X: np.ndarray | None = None
@@ -53,6 +57,7 @@ class AttentionInputs:
     V: np.ndarray | None = None
     q_norm: np.ndarray | None = None
     k_norm: np.ndarray | None = None
+    sinks: np.ndarray | None = None
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, AttentionInputs):
@@ -204,6 +209,7 @@ def validate_inputs(
         if inputs.b_O is not None:
             _check("b_O", inputs.b_O, (width,), f"one bias per output column, {width}")
     _check_qk_norm(config, inputs)
+    _check_sinks(config, inputs)
     config._validate_mask_shape(n, m)  # the rest of config.validate() ran above
     return n, m
 
@@ -224,3 +230,12 @@ def _check_qk_norm(config: AttentionConfig, inputs: AttentionInputs) -> None:
             _check(name, array, shape, what)
         elif array is not None and array.ndim != 1:
             raise AttentionInputError(f"inputs.{name}", "expected one list of weights")
+
+
+def _check_sinks(config: AttentionConfig, inputs: AttentionInputs) -> None:
+    """With attention sinks on, ``sinks`` holds one logit per query head; off, any given ones
+    are kept (turning the sinks back on uses them) but must still be one list."""
+    if config.attention_sinks:
+        _check("sinks", inputs.sinks, (config.heads,), f"one sink logit per head, {config.heads}")
+    elif inputs.sinks is not None and inputs.sinks.ndim != 1:
+        raise AttentionInputError("inputs.sinks", "expected one list of sink logits")

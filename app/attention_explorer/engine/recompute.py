@@ -31,11 +31,14 @@ class RowSource:
     """What recomputing any query rows of the kept heads' square stages takes.
 
     ``q [s, n, d_k]`` and ``k [s, m, d_k]`` of the kept heads (arrays of ``lib``),
-    ``allowed [n, m]`` the mask (``lib`` booleans), ``factor`` scale / temperature.
+    ``allowed [n, m]`` the mask (``lib`` booleans), ``factor`` scale / temperature,
+    ``sinks [s]`` the kept heads' sink logits (attention sinks; else None).
     """
 
-    def __init__(self, lib, config, q, k, allowed, factor: float, any_fully_masked: bool):
-        self.lib, self.config = lib, config
+    def __init__(
+        self, lib, config, q, k, allowed, factor: float, any_fully_masked: bool, sinks=None
+    ):
+        self.lib, self.config, self.sinks = lib, config, sinks
         self.q, self.k, self.allowed = q, k, allowed
         self.factor, self.any_fully_masked = factor, any_fully_masked
         self.heads, self.n = int(q.shape[0]), int(q.shape[1])
@@ -75,6 +78,7 @@ class RowSource:
         # numpy: the pass's own scratch-array code, so the rows come out as the pass made them
         numpy = self.lib.backend.name == "numpy"
         buffers = RowBuffers(self.dtype, 1, min(step, max(1, r1 - r0)), self.m) if numpy else None
+        sink_of_head = {} if self.sinks is None else {"sinks": self.sinks[head : head + 1]}  # [1]
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             for start in range(r0, r1, step):
                 stop = min(r1, start + step)
@@ -91,6 +95,7 @@ class RowSource:
                     SQUARE_STAGES,
                     False,
                     buffers,
+                    **sink_of_head,
                 )
                 for name in SQUARE_STAGES:  # [rows, m] each (a stage this config lacks: 0)
                     value = values[name]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from attention_explorer.engine.engine_errors import require_finite
+from attention_explorer.engine.variants.sink_logit import sink_softmax
 from attention_explorer.engine.variants.softcap import soft_cap
 
 #: Per chunk of heads, at most this many score elements are alive at once (~64 MiB float32);
@@ -79,6 +80,7 @@ def attend_rows(
     keep,
     need_head_outputs,
     buffers: RowBuffers | None = None,
+    sinks=None,
 ) -> dict:
     """One block of query rows of one chunk of heads: ``q [c, r, d_k]``, ``allowed [r, m]``.
 
@@ -86,7 +88,9 @@ def attend_rows(
     ``capped`` (with a soft cap; else None), ``masked``, ``weights`` (``[c, r, m]``;
     ``scores`` None when not kept, the others may be views of ``buffers``) and
     ``head_outputs`` (``[c, r, d_v]``, None when not needed). With ``buffers`` (numpy) each
-    step writes into its reused scratch array (``out=``).
+    step writes into its reused scratch array (``out=``). ``sinks [c]``: the chunk's sink
+    logits (attention sinks on): the softmax takes each in its row's denominator and the
+    block's ``sink_weight`` ``[c, r, 1]`` is returned too (else None).
     """
     ops = lib.ops
     c, r = q.shape[0], q.shape[1]
@@ -111,9 +115,13 @@ def attend_rows(
         capped = None  # (it was masked in place: not the capped scores any more)
     else:  # (finite here, else check_each raised: what out= asks for)
         masked = ops.mask_scores(before_mask, allowed, out=buffer("masked"))  # [c, r, m]
-    weights = ops.normalize(
-        config.normalizer, masked, empty_rows=any_fully_masked, out=buffer("weights")
-    )  # [c, r, m]
+    sink_weight = None
+    if sinks is not None:  # the sink logit joins each row's softmax (gpt-oss)
+        weights, sink_weight = sink_softmax(masked, sinks, out=buffer("weights"))  # [c, r, m|1]
+    else:
+        weights = ops.normalize(
+            config.normalizer, masked, empty_rows=any_fully_masked, out=buffer("weights")
+        )  # [c, r, m]
     if check_each:
         require_finite(ops, "the weights", weights)
     head_out = None
@@ -126,4 +134,5 @@ def attend_rows(
         "masked": masked,
         "weights": weights,
         "head_outputs": head_out,
+        "sink_weight": sink_weight,
     }

@@ -171,6 +171,7 @@ class PreviewSink(_Sink):
         self.previewer.capped = config.softcap is not None
         self.q: list = []  # the selected heads' q [c', n, d_k], chunk by chunk
         self.k: list = []  # ... and k [c', m, d_k]
+        self.sink_logits: list = []  # ... and their sink logits [c'] (attention sinks)
 
     def start_chunk(self, chunk_heads, rows: int) -> int:
         """Blocks start where display blocks start, so previews are exact shrinks."""
@@ -193,6 +194,8 @@ class PreviewSink(_Sink):
         if self.rows:  # rows read the q and k the scores read (rotated, normed or as made)
             self.q.append(values["scores_q"][self.pick])  # [c', n, d_k]
             self.k.append(values["scores_k"][self.pick])  # [c', m, d_k]
+            if values.get("sink_logits") is not None:
+                self.sink_logits.append(values["sink_logits"][self.pick])  # [c']
         super().end_chunk(values)
 
     def finish(self, kept: dict, previews: dict) -> None:
@@ -206,6 +209,7 @@ class PreviewSink(_Sink):
             self.allowed,
             self.factor,
             self.any_fully_masked,
+            xp.concat(self.sink_logits, axis=0) if self.sink_logits else None,  # [s]
         )
         for name, preview in self.previewer.results().items():
             previews[name] = preview

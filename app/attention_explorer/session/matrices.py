@@ -33,7 +33,7 @@ _WHAT = {
 #: Levels each matrix may have (direct-mode Q, K, V may drop the heads level for one head).
 LEVELS = {
     "Q": (3, 2), "K": (3, 2), "V": (3, 2), "b_Q": (1,), "b_K": (1,), "b_V": (1,), "b_O": (1,),
-    "q_norm": (1,), "k_norm": (1,),
+    "q_norm": (1,), "k_norm": (1,), "sinks": (1,),
 }  # fmt: skip
 DEFAULT_LEVELS = (2,)
 

@@ -21,6 +21,7 @@ import numpy as np
 
 from attention_explorer.engine import AttentionInputError
 from attention_explorer.engine.variants.norm_weights import refit_norm_weights
+from attention_explorer.engine.variants.sink_logit import fitted_sinks
 from attention_explorer.session.compute_session import compute_session
 from attention_explorer.session.cut_memory import MEMORY
 from attention_explorer.session.document import SessionData
@@ -211,6 +212,7 @@ def _refit(data: SessionData, new) -> SessionData:
         if inputs.W_O is not None:
             changes["W_O"] = fit_head_rows(inputs.W_O, h, dv, inputs.W_O.shape[1], old_h)
         changes.update(refit_norm_weights(inputs, data.config, new))
+        changes["sinks"] = fitted_sinks(inputs.sinks, data.config, new)
         return data.with_changes(config=new, inputs=inputs.with_changes(**changes))
     dm, xavier = new.d_model, _xavier(new)
     changes = {
@@ -224,6 +226,7 @@ def _refit(data: SessionData, new) -> SessionData:
         "b_V": fit_head_columns(inputs.b_V, 1, kv, dv, old_kv),
         "b_O": None if inputs.b_O is None else fit(inputs.b_O, (dm,)),
         **refit_norm_weights(inputs, data.config, new),
+        "sinks": fitted_sinks(inputs.sinks, data.config, new),
     }
     if new.attention == "cross":
         changes["X_kv"] = fit(inputs.X_kv, (len(data.kv_tokens), dm))
@@ -370,6 +373,7 @@ def set_mode(data: SessionData, mode: str) -> SessionData:
             b_O=data.inputs.b_O,
             q_norm=data.inputs.q_norm,  # QK-norm applies to typed q and k alike
             k_norm=data.inputs.k_norm,
+            sinks=data.inputs.sinks,  # a logit per head: the same in both modes
         )
         positional = config.positional if _direct_accepts(config) else "none"
         new = config.with_changes(
@@ -389,6 +393,7 @@ def set_mode(data: SessionData, mode: str) -> SessionData:
         X_kv=fit(None, (m, dm), seed=6) if config.attention == "cross" else None,
         q_norm=data.inputs.q_norm,
         k_norm=data.inputs.k_norm,
+        sinks=data.inputs.sinks,
     )
     d_v = None if config.value_dim == dk else config.value_dim
     new = config.with_changes(mode="projection", d_model=dm, d_k=None, d_v=d_v)  # d_k derived

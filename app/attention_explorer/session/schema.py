@@ -145,6 +145,10 @@ class ConfigFields(_Strict):
         | None
         | UnsetType
     ) = UNSET
+    attention_sinks: (
+        Annotated[bool, Meta(description="a sink logit per head in each softmax row (gpt-oss)")]
+        | UnsetType
+    ) = UNSET
 
 
 class InputFields(_Strict):
@@ -166,6 +170,7 @@ class InputFields(_Strict):
     b_O: Vector = UNSET
     q_norm: Vector = UNSET
     k_norm: Vector = UNSET
+    sinks: Vector = UNSET
 
 
 class Note(_Strict):
@@ -216,7 +221,7 @@ class Experiment(_Strict):
 
 ARRAY_NAMES = (
     "Q", "K", "V", "X", "X_kv", "W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O",
-    "q_norm", "k_norm",
+    "q_norm", "k_norm", "sinks",
 )  # fmt: skip
 ArrayName = Literal[ARRAY_NAMES]
 Dimension = Annotated[int, Meta(ge=1, le=10**7)]

@@ -151,3 +151,41 @@ def window_mask(ctx: Context) -> WalkStep:
         "mask", f"Mask: {config.mask}, window {window}", "masked", ctx.head, cells,
         paragraphs(*parts), (("mask", cells),),
     )  # fmt: skip
+
+
+def has_sinks(ctx: Context) -> bool:
+    """True when the trace put a sink logit in each softmax row and kept its weight."""
+    return ctx.trace.has("sink_weight") and ctx.trace.has("weights")
+
+
+def sink(ctx: Context) -> WalkStep:
+    """The weight the head's sink logit takes from the followed query's softmax row, worked
+    out, and what is left for the keys (their weights sum to 1 − it)."""
+    i, j = ctx.row, ctx.col
+    weights, share = ctx.stage("weights")[i], float(ctx.stage("sink_weight")[i, 0])  # [m], 1
+    logit = float(np.asarray(ctx.trace.inputs.sinks, dtype=np.float64)[ctx.head])
+    worked = ctx.explain("sink_weight", i, 0).steps
+    kept = float(np.sum(np.asarray(weights, dtype=np.float64)))
+    text = paragraphs(
+        f"Attention sink: head {ctx.head} has a learned sink logit, "
+        f"{format_number(logit)}, that joins every row's softmax as if it were one more key "
+        "with no value. The sink's share is then dropped, so the weights of the real keys sum "
+        "to less than 1: a head that finds nothing worth reading can give its weight to the "
+        "sink and add almost nothing to the token (gpt-oss learns one such logit per head).",
+        f"The row of {ctx.q_tok}, worked out:",
+        "<br>".join(render(step) for step in worked),
+        f"The sink takes {format_number(share)}; the keys' weights {vec(weights)} sum to "
+        f"{format_number(kept)} = 1 − {format_number(share)}, and {ctx.k_tok} gets "
+        f"{format_number(float(weights[j]))} of it.",
+    )
+    return WalkStep(
+        "sink",
+        "The sink's share of the softmax (attention sinks)",
+        "sink_weight",
+        ctx.head,
+        ((i, 0),),
+        text,
+        (("weights", row_cells(i, weights.shape[0], j)),),
+        editor="sinks",
+        selection=(i, j),
+    )
