@@ -16,11 +16,12 @@ run is already exact, and the patches below leave them alone.
 :func:`exact_float64` is a context manager that swaps in float64 versions of those three
 steps for every family it is given (the RMSNorm and rotary classes' ``forward`` and each
 modeling module's ``eager_attention_forward``), counting the calls so a test can prove they
-ran. :func:`run_reference` loads a saved checkpoint in float64 (eager attention) and returns
-its attentions, every hidden state (the last one at the *input* of the final norm, where
-``ae.model_run`` reports it) and its logits, exact or stock. :func:`sharpen` scales a saved
-checkpoint's query and key projections so that layer 0's attention rows peak near a target,
-as trained models' do.
+ran (and the float32 softmax of Qwen3-MoE's and OLMoE's routers; a mixture of experts
+loads with transformers' plain expert loop). :func:`run_reference` loads a saved checkpoint
+in float64 (eager attention) and returns its attentions, every hidden state (the last one at
+the *input* of the final norm, where ``ae.model_run`` reports it) and its logits, exact or
+stock. :func:`sharpen` scales a saved checkpoint's query and key projections so that layer 0's
+attention rows peak near a target, as trained models' do.
 """
 
 from __future__ import annotations
@@ -44,6 +45,11 @@ from torch import nn
 #: The modeling modules whose RMSNorm, rotary embedding and eager softmax run in float32.
 ROTARY_FAMILIES = ("llama", "qwen2", "qwen3", "mistral", "gpt_neox", "phi", "phi3", "stablelm")
 ROTARY_FAMILIES += ("gemma", "gemma2", "gemma3", "olmo2", "smollm3")
+ROTARY_FAMILIES += ("qwen3_moe", "olmoe")
+
+#: Routers that compute in float32 (``softmax(..., dtype=torch.float)``), by family: the class
+#: whose forward :func:`exact_float64` swaps for a float64 one (same rule, the logits' dtype).
+SOFTMAX_ROUTERS = {"qwen3_moe": "Qwen3MoeTopKRouter", "olmoe": "OlmoeTopKRouter"}
 
 #: Families whose RMSNorm multiplies by ``1 + w`` (Gemma's), and whose rotary embedding takes
 #: the layer type (Gemma 3: local and global RoPE).
@@ -65,6 +71,8 @@ _STEMS = {
     "gemma3": "Gemma3",
     "olmo2": "Olmo2",
     "smollm3": "SmolLM3",
+    "qwen3_moe": "Qwen3Moe",
+    "olmoe": "Olmoe",
 }
 
 #: The RoPE types whose float64 inverse frequencies :func:`exact_inv_freq` knows.
@@ -234,6 +242,24 @@ def _eager_attention(module_of_family, calls: Counter):
     return eager_attention_forward
 
 
+def _softmax_router_forward(calls: Counter):
+    """Qwen3-MoE's and OLMoE's router (softmax over the experts, top-k, renormalised iff
+    ``norm_topk_prob``) with the softmax in float64 (transformers casts it to float32)."""
+
+    def forward(self, hidden_states: torch.Tensor):
+        _require_float64(hidden_states, "router")
+        calls["router"] += 1
+        hidden_states = hidden_states.reshape(-1, self.hidden_dim)
+        router_logits = nn.functional.linear(hidden_states, self.weight)  # [n, experts]
+        probs = nn.functional.softmax(router_logits, dim=-1, dtype=torch.float64)
+        top_value, top_index = torch.topk(probs, self.top_k, dim=-1)  # [n, k]
+        if self.norm_topk_prob:
+            top_value = top_value / top_value.sum(dim=-1, keepdim=True)
+        return router_logits, top_value, top_index
+
+    return forward
+
+
 @contextlib.contextmanager
 def exact_float64(families: tuple[str, ...] = ROTARY_FAMILIES) -> Iterator[Counter]:
     """Within the block, the RMSNorm, rotary embedding and eager attention of ``families``
@@ -257,6 +283,12 @@ def exact_float64(families: tuple[str, ...] = ROTARY_FAMILIES) -> Iterator[Count
             rotary = rotary or _rotary_forward
             patch(getattr(modeling, f"{stem}RotaryEmbedding"), "forward", rotary(calls))
             patch(modeling, "eager_attention_forward", _eager_attention(modeling, calls))
+            if family in SOFTMAX_ROUTERS:
+                patch(
+                    getattr(modeling, SOFTMAX_ROUTERS[family]),
+                    "forward",
+                    _softmax_router_forward(calls),
+                )
         yield calls
     finally:
         for owner, name, original in reversed(saved):
@@ -289,10 +321,20 @@ def _final_norm(model) -> nn.Module | None:
     return next((getattr(base, n) for n in names if getattr(base, n, None) is not None), None)
 
 
+def _has_experts(folder: Path) -> bool:
+    """Whether the checkpoint is a mixture of experts: transformers' fused expert kernels
+    refuse float64, so its plain expert loop (``experts_implementation="eager"``) runs."""
+    config = json.loads((Path(folder) / "config.json").read_text(encoding="utf-8"))
+    keys = ("num_experts", "num_local_experts", "n_routed_experts")
+    return any(config.get(key) for key in keys)
+
+
 def load_float64(folder: Path):
     """The checkpoint in ``folder`` as its transformers class, float64, eager attention."""
-    model = _model_class(folder).from_pretrained(
-        str(folder), dtype=torch.float64, attn_implementation="eager"
+    cls = _model_class(folder)
+    extra = {"experts_implementation": "eager"} if _has_experts(folder) else {}
+    model = cls.from_pretrained(
+        str(folder), dtype=torch.float64, attn_implementation="eager", **extra
     )
     return model.eval()
 

@@ -27,6 +27,8 @@ The record states:
   (OLMo 2), tanh soft-caps on the scores and the logits (Gemma 2), norms on the sublayers'
   outputs (``attn_out_norm``/``ffn_out_norm``), and per-layer windows and RoPE (local and
   global layers, layers without positions) from the family's ``layer_plan``;
+- a mixture-of-experts feed-forward (``experts``: an
+  :class:`~attention_explorer.pretrained.experts.plan.ExpertsPlan`, see that package);
 - which linear layers carry a bias (always, never, or as a config key says): a checkpoint whose
   bias tensors disagree is refused by name (:meth:`Architecture.bias_rule`).
 """
@@ -38,6 +40,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from attention_explorer.pretrained.experts.check import check_experts
+from attention_explorer.pretrained.experts.plan import ExpertsPlan
 from attention_explorer.pretrained.model_errors import ModelError
 
 #: Roles of the tensors a family maps to checkpoint names. Per-layer names contain ``{i}``.
@@ -201,6 +205,9 @@ class Architecture:
     #: The masked-LM head's activation when the family fixes it (RoBERTa's head calls the exact
     #: GELU whatever ``hidden_act`` says); None: the feed-forward's.
     head_activation: str | None = None
+    #: A mixture-of-experts feed-forward (Qwen3-MoE, OLMoE, gpt-oss, DeepSeek-V3): its
+    #: routing rule, expert tensors and config keys (``pretrained/experts/``); None: dense.
+    experts: ExpertsPlan | None = None
 
     def parallel(self, config: Mapping) -> bool:
         """Whether this model's layers use the parallel residual."""
@@ -222,6 +229,7 @@ class Architecture:
         if self.causal_key:
             keys.append(self.causal_key)
         keys += [key for key in (self.score_cap_key, self.logit_cap_key) if key]
+        keys += list(self.experts.keys()) if self.experts is not None else []
         return tuple(dict.fromkeys(keys))
 
     def is_causal(self, config: Mapping) -> bool:
@@ -286,6 +294,8 @@ def check_config(arch: Architecture, config: Mapping, activations: Mapping) -> N
         )
     if arch.extra_check is not None:
         arch.extra_check(config)
+    if arch.experts is not None:
+        check_experts(arch.experts, config, arch.label, arch.size(config, "layers") or 0)
     if arch.positions not in ("learned", "rotary"):
         raise ModelError(
             "config", f"{arch.label}: {arch.positions} positions are not implemented yet"

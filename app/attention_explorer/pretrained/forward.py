@@ -39,6 +39,7 @@ from attention_explorer.engine.blas_threads import one_blas_thread
 from attention_explorer.kernels import ops_for
 from attention_explorer.pretrained.architecture import scale_setting
 from attention_explorer.pretrained.checkpoint.weights import LayerWeights, ModelWeights, Norm
+from attention_explorer.pretrained.experts.compute import routed_feed_forward
 from attention_explorer.pretrained.kernel import attend, soft_cap
 from attention_explorer.pretrained.layer_parts import (
     direct_layer_parts,
@@ -145,7 +146,10 @@ def attention_parts(w: ModelWeights, layer: int, x: np.ndarray):
 
 
 def feed_forward(w: ModelWeights, lw: LayerWeights, x: np.ndarray) -> np.ndarray:
-    """The feed-forward sublayer on ``x [n, d]``: ``[n, d]``."""
+    """The feed-forward sublayer on ``x [n, d]``: ``[n, d]``; a routed-experts layer (its
+    ``W_router`` set) runs :func:`.experts.compute.routed_feed_forward`."""
+    if lw.W_router is not None:  # routed experts (pretrained/experts/)
+        return routed_feed_forward(w, lw, x)
     o = ops(w)
     act = o.ACTIVATIONS[w.activation]
     if w.arch.mlp == "gated":

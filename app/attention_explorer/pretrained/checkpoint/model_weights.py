@@ -50,6 +50,19 @@ class LayerWeights:
     k_norm: np.ndarray | None = None  # [d_k] the same on each head's k (OLMo 2: [h*d_k])
     ln_attn_out: Norm | None = None  # the norm of the attention's output (before the residual)
     ln_ffn_out: Norm | None = None  # the norm of the feed-forward's output
+    # A mixture of experts (pretrained/experts/; W_in/W_out are None in its routed layers):
+    W_router: np.ndarray | None = None  # [d, E] the router's logits x W_router + b_router
+    b_router: np.ndarray | None = None  # [E] (gpt-oss)
+    router_score_bias: np.ndarray | None = None  # [E] added for the choice only (DeepSeek-V3)
+    W_experts_gate: np.ndarray | None = None  # [E, d, f]
+    b_experts_gate: np.ndarray | None = None  # [E, f] (gpt-oss)
+    W_experts_in: np.ndarray | None = None  # [E, d, f] the experts' up projections
+    b_experts_in: np.ndarray | None = None  # [E, f]
+    W_experts_out: np.ndarray | None = None  # [E, f, d] the experts' down projections
+    b_experts_out: np.ndarray | None = None  # [E, d]
+    W_shared_gate: np.ndarray | None = None  # [d, S f] shared experts (DeepSeek-V3)
+    W_shared_in: np.ndarray | None = None  # [d, S f]
+    W_shared_out: np.ndarray | None = None  # [S f, d]
 
     def projection_inputs(self, x: np.ndarray) -> AttentionInputs:
         """The engine's projection-mode inputs of this layer's attention on ``x [n, d]``."""

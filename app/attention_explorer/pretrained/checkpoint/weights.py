@@ -38,6 +38,7 @@ from attention_explorer.pretrained.checkpoint.role_reader import Norm, RoleReade
 from attention_explorer.pretrained.checkpoint.stored import StoredTable
 from attention_explorer.pretrained.checkpoint.tensor_file import TensorFile
 from attention_explorer.pretrained.checkpoint.validate import check_config_values
+from attention_explorer.pretrained.experts.reading import dense_layer_check, expert_weights
 from attention_explorer.pretrained.families import SUPPORTED_TEXT, architecture_for
 from attention_explorer.pretrained.layer_plan import ModelSettings, model_settings
 from attention_explorer.pretrained.model_errors import ModelError
@@ -104,11 +105,8 @@ def _attention(r: RoleReader, i: int, d: int, d_q: int, d_kv: int) -> dict:
 _SHARED = "the config's parallel residual shares the attention's norm with the feed-forward"
 
 
-def _layer(r: RoleReader, i: int, sizes: dict, d_q: int, d_kv: int) -> LayerWeights:
-    d, d_ff = sizes["d_model"], sizes.get("d_ff")  # d_ff None: any width (GPT-2's 4 d)
-    d_k = _head_sizes(sizes)[2]
-    r.no_foreign_norms(i)
-    W_O, b_O = r.linear("o", i, d_q, d)
+def _dense_ffn(r: RoleReader, i: int, d: int, d_ff: int | None) -> dict:
+    """The dense feed-forward's W_in, W_out, W_gate and biases of layer ``i``."""
     W_gate, b_gate = None, None
     if "ffn_gate_up" in r.arch.tensors:  # fused gate and up projections (Phi-3)
         W, b = r.linear("ffn_gate_up", i, d, None if d_ff is None else 2 * d_ff)
@@ -119,6 +117,23 @@ def _layer(r: RoleReader, i: int, sizes: dict, d_q: int, d_kv: int) -> LayerWeig
     W_out, b_out = r.linear("ffn_out", i, d_ff, d)
     if r.arch.mlp == "gated" and W_gate is None:
         W_gate, b_gate = r.linear("ffn_gate", i, d, d_ff)
+    names = ("W_in", "b_in", "W_out", "b_out", "W_gate", "b_gate")
+    return dict(zip(names, (W_in, b_in, W_out, b_out, W_gate, b_gate)))
+
+
+def _layer(r: RoleReader, i: int, sizes: dict, d_q: int, d_kv: int) -> LayerWeights:
+    d, d_ff = sizes["d_model"], sizes.get("d_ff")  # d_ff None: any width (GPT-2's 4 d)
+    d_k = _head_sizes(sizes)[2]
+    r.no_foreign_norms(i)
+    W_O, b_O = r.linear("o", i, d_q, d)
+    experts = r.arch.experts
+    if experts is not None and experts.is_sparse(r.config, i):  # routed experts
+        ffn = {"W_in": None, "b_in": None, "W_out": None, "b_out": None}
+        ffn.update(expert_weights(r, i, d))
+    else:
+        if experts is not None:  # a dense layer of a model with experts: no router
+            dense_layer_check(r, i)
+        ffn = _dense_ffn(r, i, d, d_ff)
     shared = r.arch.parallel(r.config) and r.arch.parallel_norm == "shared"
     return LayerWeights(
         **_attention(r, i, d, d_q, d_kv),
@@ -128,12 +143,7 @@ def _layer(r: RoleReader, i: int, sizes: dict, d_q: int, d_kv: int) -> LayerWeig
         ln_attn_out=r.norm("attn_out_norm", i, d),
         ln_ffn_out=r.norm("ffn_out_norm", i, d),
         ln_ffn=r.absent("ffn_norm", i, _SHARED) if shared else r.norm("ffn_norm", i, d),
-        W_in=W_in,
-        b_in=b_in,
-        W_out=W_out,
-        b_out=b_out,
-        W_gate=W_gate,
-        b_gate=b_gate,
+        **ffn,
         **r.qk_norms(i, *((d_q, d_kv) if r.arch.qk_norm_over == "all" else (d_k,) * 2)),
     )
 

@@ -1,7 +1,8 @@
 """The registry of model families: one :class:`Architecture` per file of this folder.
 
 Adding a family (Llama, Qwen2, Mistral…) is one new file defining ``ARCHITECTURE``: every
-module here is found and read in name order, so no list is kept by hand.
+module here (and in the subfolders: ``moe/``) is found and read in name order, so no list is
+kept by hand.
 """
 
 from __future__ import annotations
@@ -16,9 +17,11 @@ from attention_explorer.pretrained.model_errors import ModelError
 
 
 def _family_records() -> tuple[Architecture, ...]:
-    """The ``ARCHITECTURE`` of every module in this folder, in module-name order."""
-    names = sorted(info.name for info in pkgutil.iter_modules(__path__))
-    return tuple(importlib.import_module(f"{__name__}.{name}").ARCHITECTURE for name in names)
+    """The ``ARCHITECTURE`` of every module in this folder and its subfolders (``moe/``), in
+    module-name order."""
+    found = pkgutil.walk_packages(__path__, prefix=f"{__name__}.")
+    names = sorted((i.name for i in found if not i.ispkg), key=lambda n: n.rsplit(".", 1)[-1])
+    return tuple(importlib.import_module(name).ARCHITECTURE for name in names)
 
 
 #: Every supported family, by its registry key.
