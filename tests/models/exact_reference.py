@@ -45,6 +45,7 @@ from torch import nn
 #: The modeling modules whose RMSNorm, rotary embedding and eager softmax run in float32.
 ROTARY_FAMILIES = ("llama", "qwen2", "qwen3", "mistral", "gpt_neox", "phi", "phi3", "stablelm")
 ROTARY_FAMILIES += ("gemma", "gemma2", "gemma3", "olmo2", "smollm3")
+ROTARY_FAMILIES += ("deepseek_v3",)
 ROTARY_FAMILIES += ("qwen3_moe", "olmoe")
 
 #: Routers that compute in float32 (``softmax(..., dtype=torch.float)``), by family: the class
@@ -71,6 +72,7 @@ _STEMS = {
     "gemma3": "Gemma3",
     "olmo2": "Olmo2",
     "smollm3": "SmolLM3",
+    "deepseek_v3": "DeepseekV3",
     "qwen3_moe": "Qwen3Moe",
     "olmoe": "Olmoe",
 }

@@ -74,6 +74,13 @@ TENSOR_ROLES = (
     "mlm_decoder",  # BERT MLM head: [vocab, d] (absent when tied to ``word``)
     "mlm_bias",  # BERT MLM head: [vocab], the tied bias
     "mlm_decoder_bias",  # BERT MLM head: [vocab], the decoder's own (what transformers adds)
+    # multi-head latent attention (DeepSeek-V3, ``pretrained/latent/``):
+    "q_a",  # linear d -> q_lora (q_a_proj)
+    "q_a_norm",  # RMSNorm [q_lora] (q_a_layernorm)
+    "q_b",  # linear q_lora -> heads * (nope + rope) (q_b_proj)
+    "kv_a",  # linear d -> kv_lora + rope: the latent and the shared rotary key
+    "kv_a_norm",  # RMSNorm [kv_lora] (kv_a_layernorm)
+    "kv_b",  # linear kv_lora -> heads * (nope + v): each head's k_nope and v
 )
 
 #: QK-norm's tensors under the names transformers gives them (Qwen3, OLMo 2, Gemma 3): a
@@ -205,6 +212,10 @@ class Architecture:
     #: The masked-LM head's activation when the family fixes it (RoBERTa's head calls the exact
     #: GELU whatever ``hidden_act`` says); None: the feed-forward's.
     head_activation: str | None = None
+    #: Multi-head latent attention (DeepSeek-V3, ``pretrained/latent/``): keys and values
+    #: from one latent per token (the sizes' roles ``kv_lora``, ``nope_dim``, ``rope_dim``,
+    #: ``v_dim``; config.json's ``q_lora_rank``), the tensor roles ``q_a``…``kv_b``.
+    latent: bool = False
     #: A mixture-of-experts feed-forward (Qwen3-MoE, OLMoE, gpt-oss, DeepSeek-V3): its
     #: routing rule, expert tensors and config keys (``pretrained/experts/``); None: dense.
     experts: ExpertsPlan | None = None

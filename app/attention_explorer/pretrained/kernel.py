@@ -30,6 +30,7 @@ from attention_explorer.engine import AttentionConfig, AttentionInputs, Backend,
 from attention_explorer.engine.inputs import validate_inputs
 from attention_explorer.kernels import numpy_ops, ops_for
 from attention_explorer.pretrained.checkpoint.model_weights import LayerWeights, ModelWeights
+from attention_explorer.pretrained.latent.attention import attend_latent
 
 
 def projections(ops, w: ModelWeights, lw: LayerWeights, x):
@@ -100,7 +101,10 @@ def attend(w: ModelWeights, layer: int, x, knocked: Iterable[int] = (), out=None
     """Layer ``layer``'s attention on ``x [n, d]`` (a numpy array, or a torch tensor when
     ``w``'s weights are tensors): weights ``[heads, n, n]`` (written into ``out``, a numpy
     buffer, when given and the arrays live on the cpu; else a new array or tensor) and the
-    block's output ``[n, d]`` (before the residual), in ``x``'s dtype."""
+    block's output ``[n, d]`` (before the residual), in ``x``'s dtype. A latent-attention
+    layer (DeepSeek-V3) is :func:`.latent.attention.attend_latent`."""
+    if w.latent is not None:  # multi-head latent attention (pretrained/latent/)
+        return attend_latent(w, layer, x, knocked, out)
     ops = ops_for(x)
     lw: LayerWeights = w.layers[layer]
     q, k, v = query_key_value(ops, w, layer, x)  # [h, n, d_k], [kv, n, d_k], [kv, n, d_v]

@@ -64,6 +64,17 @@ class LayerWeights:
     W_shared_in: np.ndarray | None = None  # [d, S f]
     W_shared_out: np.ndarray | None = None  # [S f, d]
 
+    # Multi-head latent attention (pretrained/latent/; W_K, W_V are None, W_Q is q_proj
+    # without a q_lora rank):
+    W_q_a: np.ndarray | None = None  # [d, q_lora]
+    b_q_a: np.ndarray | None = None  # [q_lora] (attention_bias)
+    q_a_norm: np.ndarray | None = None  # [q_lora] RMSNorm weight
+    W_q_b: np.ndarray | None = None  # [q_lora, h*(nope+rope)]
+    W_kv_a: np.ndarray | None = None  # [d, kv_lora + rope]: the latent and the rotary key
+    b_kv_a: np.ndarray | None = None  # [kv_lora + rope] (attention_bias)
+    kv_a_norm: np.ndarray | None = None  # [kv_lora] RMSNorm weight
+    W_kv_b: np.ndarray | None = None  # [kv_lora, h*(nope+v)]: k_nope and v per head
+
     def projection_inputs(self, x: np.ndarray) -> AttentionInputs:
         """The engine's projection-mode inputs of this layer's attention on ``x [n, d]``."""
         names = ("W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O")
@@ -122,6 +133,7 @@ class ModelWeights:
     score_cap: float | None = None  # scores -> cap * tanh(scores / cap) before the mask
     logit_cap: float | None = None  # logits -> cap * tanh(logits / cap)
     embed_scale: float | None = None  # the embeddings' multiplier (cast to the run's dtype)
+    latent: object | None = None  # multi-head latent attention's LatentPlan (ranks), or None
     dtype: str = "float64"  # the dtype of every converted weight
     library: str = "numpy"  # "torch" when every array is a tensor (torch_weights.on_torch)
     stored: object | None = field(default=None, compare=False, repr=False)  # weights._Stored

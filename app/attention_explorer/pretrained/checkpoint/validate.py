@@ -55,7 +55,7 @@ def check_config_values(arch: Architecture, config: Mapping, where: Path) -> dic
     """The sizes of ``config`` by role, checked; a ModelError naming the first bad key."""
     sizes = {role: _size(arch, config, role, where) for role in arch.sizes}
     heads, d = sizes["heads"], sizes["d_model"]
-    if not sizes.get("head_dim") and d % heads:
+    if not (sizes.get("head_dim") or sizes.get("rope_dim")) and d % heads:  # rope_dim: latent
         key_d, key_h = arch.sizes["d_model"][0], arch.sizes["heads"][0]
         raise ModelError(
             "config",

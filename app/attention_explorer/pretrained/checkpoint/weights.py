@@ -40,6 +40,8 @@ from attention_explorer.pretrained.checkpoint.tensor_file import TensorFile
 from attention_explorer.pretrained.checkpoint.validate import check_config_values
 from attention_explorer.pretrained.experts.reading import dense_layer_check, expert_weights
 from attention_explorer.pretrained.families import SUPPORTED_TEXT, architecture_for
+from attention_explorer.pretrained.latent.plan import latent_plan
+from attention_explorer.pretrained.latent.reader import read_latent
 from attention_explorer.pretrained.layer_plan import ModelSettings, model_settings
 from attention_explorer.pretrained.model_errors import ModelError
 from attention_explorer.pretrained.rope_plan import RotaryPlan, rotary_plan
@@ -135,8 +137,12 @@ def _layer(r: RoleReader, i: int, sizes: dict, d_q: int, d_kv: int) -> LayerWeig
             dense_layer_check(r, i)
         ffn = _dense_ffn(r, i, d, d_ff)
     shared = r.arch.parallel(r.config) and r.arch.parallel_norm == "shared"
+    if r.arch.latent:  # multi-head latent attention (pretrained/latent/)
+        attention = read_latent(r, i, d, sizes["heads"], latent_plan(r.arch, r.config, sizes))
+    else:
+        attention = _attention(r, i, d, d_q, d_kv)
     return LayerWeights(
-        **_attention(r, i, d, d_q, d_kv),
+        **attention,
         W_O=W_O,
         b_O=b_O,
         ln_attn=r.norm("attn_norm", i, d),
@@ -229,12 +235,16 @@ class _Stored:
 def _head_sizes(sizes: dict) -> tuple[int, int, int]:
     """(heads, kv_heads, d_k) from the checked sizes: kv_heads and head_dim when given."""
     heads = sizes["heads"]
-    return heads, sizes.get("kv_heads") or heads, sizes.get("head_dim") or sizes["d_model"] // heads
+    d_k = sizes.get("head_dim") or sizes["d_model"] // heads
+    if sizes.get("rope_dim"):  # latent attention: each head's q and k are [nope ; rope]
+        d_k = sizes["nope_dim"] + sizes["rope_dim"]
+    return heads, sizes.get("kv_heads") or heads, d_k
 
 
 def _layer_builder(arch: Architecture, sizes: dict) -> Callable[[RoleReader, int], LayerWeights]:
     heads, kv_heads, d_k = _head_sizes(sizes)
-    return lambda r, i: _layer(r, i, sizes, heads * d_k, kv_heads * d_k)
+    d_v = sizes.get("v_dim") or d_k  # latent attention's values are v_head_dim wide
+    return lambda r, i: _layer(r, i, sizes, heads * d_v, kv_heads * d_k)
 
 
 def check_config_alone(arch: Architecture, cfg: dict, config_path: Path) -> dict:
@@ -252,7 +262,7 @@ def check_config_alone(arch: Architecture, cfg: dict, config_path: Path) -> dict
 def _settings(arch: Architecture, cfg: dict, sizes: dict) -> ModelSettings:
     """Each layer's window and RoPE, the soft-caps and the embedding multiplier, checked
     (:mod:`~attention_explorer.pretrained.layer_plan`)."""
-    d_k = _head_sizes(sizes)[2]
+    d_k = sizes.get("rope_dim") or _head_sizes(sizes)[2]  # latent attention turns rope_dim
     return model_settings(arch, cfg, sizes["layers"], lambda c: rotary_plan(arch, c, d_k))
 
 
@@ -314,6 +324,7 @@ def _build(arch: Architecture, cfg: dict, survey: _Stored, name: str, dtype, wor
         score_cap=settings.score_cap,
         logit_cap=settings.logit_cap,
         embed_scale=settings.embed_scale,
+        latent=latent_plan(arch, cfg, sizes),
         dtype=np.dtype(dtype).name,
         stored=survey,
     )
