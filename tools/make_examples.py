@@ -25,6 +25,7 @@ import examples_variants as variants
 from example_kit import TUTORIAL, trace_of
 
 from attention_explorer.causal import worked_example as patching
+from attention_explorer.generation import worked_example as kv_cache
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "resources" / "examples"
@@ -59,6 +60,8 @@ def build_all() -> list[dict]:
         induction.document(),
         patching.document(),
         *variants.documents(),
+        kv_cache.sink_document(),
+        kv_cache.latent_document(),
     ]
     for d in docs:
         source = d["experiment"].get("source")

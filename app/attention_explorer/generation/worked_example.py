@@ -1,0 +1,387 @@
+"""The worked examples of the KV cache (issue 30 item 6), every number computed here.
+
+"Why does the model keep the first token?" (:func:`sink_document`): the shipped
+``tiny-induction`` (a 2-layer GPT-2 trained to copy repeated lists) continues a list it has
+seen once (:data:`PROMPT`), generated with the full cache and under cache policies: a short
+window, StreamingLLM's first tokens plus the same window, and the first tokens that hold the
+list. It measures, honestly, that this small model has no attention sink (its first token takes
+a tiny share of the weight) and shows what the first tokens are kept for here: what they say.
+
+"What does latent attention store?" (:func:`latent_document`): DeepSeek-V3's published shape
+(:data:`DEEPSEEK_V3`, transformers' ``DeepseekV3Config`` defaults) priced by
+:mod:`.cache_size`: bytes per token of its latent cache against multi-head and grouped-query
+attention of the same width; the session is a small attention whose keys and values are
+up-projections of a 3-number latent per token, so the engine's own K and V show what a latent
+cache rebuilds them from.
+
+:func:`sink_measures`/:func:`latent_measures` compute the numbers and
+:func:`sink_notes`/:func:`latent_notes` write them, so a note cannot disagree with
+``ae.generate`` or ``ae.cache_size``; ``tools/make_examples.py`` writes the documents into
+``resources/examples``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .cache_size import CacheShape, bytes_per_token, cache_size, held_bytes
+from .loop import generate
+
+MODEL = "tiny-induction"
+RUN = "lion bear wolf frog duck goat swan crab".split()
+PROMPT = " ".join(RUN + RUN[:2])  # the list once, then its first two words again
+STEPS = 6
+LAYER = 1  # the induction head's layer
+SINK_KEY = "kv-cache-first-token"
+LATENT_KEY = "kv-cache-latent-attention"
+GROUP = "The KV cache"
+#: The policies compared, by the name the notes give them.
+POLICIES = {
+    "full": None,
+    "window": {"window": 4},
+    "one sink": {"sinks": 1, "window": 4},
+    "four first": {"sinks": 4, "window": 4},
+    "list kept": {"sinks": 8, "window": 2},
+}
+
+
+def _run(policy) -> dict:
+    """One greedy generation of :data:`PROMPT` in float64 under ``policy``: the generated
+    tokens, each step's probability of its token, layer ``LAYER``'s first row and the bytes
+    the cache holds at the end."""
+    out = generate(MODEL, PROMPT, STEPS, cache_policy=policy, dtype="float64")
+    return {
+        "tokens": list(out.tokens[out.prompt_length :]),
+        "probs": [s.probability for s in out.steps],
+        "first_row": out.steps[0].attentions[LAYER, 0].tolist(),  # [keys] the induction head
+        "sink_weights": [s.attentions[:, 0, 0].tolist() for s in out.steps],  # [steps][layers]
+        "positions": [s.position for s in out.steps],
+        "cache_bytes": out.cache_bytes,
+        "held": len(out.cache[0].positions),
+    }
+
+
+def _smallest_window(full: list[str], sinks: int) -> int:
+    """The smallest window (with ``sinks`` first positions kept) whose text equals ``full``."""
+    for window in range(1, len(PROMPT.split()) + STEPS):
+        policy = {"window": window} | ({"sinks": sinks} if sinks else {})
+        out = generate(MODEL, PROMPT, STEPS, cache_policy=policy, dtype="float64")
+        if out.tokens[-STEPS:] == tuple(full):
+            return window
+    return len(PROMPT.split()) + STEPS
+
+
+def sink_measures() -> dict:
+    """Every number of the first-token example: each policy's run, the smallest windows that
+    keep the full text (with no sink and with one), and the cache's bytes per position."""
+    from attention_explorer.pretrained.open_model import load_model
+
+    runs = {name: _run(policy) for name, policy in POLICIES.items()}
+    full = runs["full"]["tokens"]
+    size = bytes_per_token(CacheShape.of_model(load_model(MODEL)), "float64")
+    return {
+        "prompt": PROMPT.split(),
+        "runs": runs,
+        "smallest": _smallest_window(full, 0),
+        "smallest_one_sink": _smallest_window(full, 1),
+        "per_position": size.all_layers,
+    }
+
+
+def _percent(value: float) -> str:
+    """A weight as a percentage with two decimals."""
+    return f"{value:.2%}"
+
+
+def _text(tokens: list[str]) -> str:
+    return "“" + " ".join(tokens) + "”"
+
+
+def _probs(run: dict) -> str:
+    return ", ".join(f"{p:.4f}" for p in run["probs"])
+
+
+def sink_notes(m: dict) -> list[dict]:
+    """The first-token example's notes, every number from ``m`` (:func:`sink_measures`)."""
+    runs, words = m["runs"], m["prompt"]
+    full, window, one, four, kept = (runs[k] for k in POLICIES)
+    sinks = np.array(full["sink_weights"])  # [steps, layers]
+    uniform = [1 / (p + 1) for p in full["positions"]]
+    query = len(words) - 1  # the last prompt token, whose row predicts the first new token
+    source = words.index(RUN[1]) + 1  # the word after the list's first "bear": what it copies
+    return [
+        {
+            "title": "Is the first token a sink in tiny-induction?",
+            "text": f"With the full cache, over the {STEPS} steps after {_text(words)}, "
+            f"position 0 (“{words[0]}”) takes at most {_percent(sinks[:, 0].max())} of layer "
+            f"0's weight and {_percent(sinks[:, 1].max())} of layer 1's; a uniform row would "
+            f"give it {_percent(min(uniform))} to {_percent(max(uniform))}. Large language "
+            "models put a large share of many heads' weight on their first tokens "
+            "(StreamingLLM's attention sinks), so evicting those breaks them. tiny-induction, "
+            "trained on short lists, learned no sink: this example measures what its first "
+            "tokens are kept for instead.",
+        },
+        {
+            "title": "The full cache copies the list",
+            "text": f"Greedy, float64: {_text(full['tokens'])}, the list's continuation, with "
+            f"probabilities {_probs(full)}. The induction head (layer 1) of the query "
+            f"“{words[query]}” (position {query}) puts {_percent(full['first_row'][source])} "
+            f"of its weight on “{words[source]}” (position {source}), the word after the "
+            f"list's first “{RUN[1]}”. At the end the cache holds {full['held']} positions, "
+            f"{full['cache_bytes']:,} bytes ({m['per_position']:,} a position).",
+        },
+        {
+            "title": "A window of 4 forgets the list",
+            "text": f'{{"window": 4}}: {_text(window["tokens"])}, probabilities '
+            f"{_probs(window)}. Position {source} is out of the window, so the induction "
+            f"head copies from what the window still holds and the text loops. The cache holds "
+            f"{window['held']} positions, {window['cache_bytes']:,} bytes. The smallest "
+            f"window that keeps the full text is {m['smallest']}.",
+        },
+        {
+            "title": "Keeping the first token does not save it",
+            "text": f'{{"sinks": 1, "window": 4}} (StreamingLLM\'s rule with one sink): '
+            f"{_text(one['tokens'])}, probabilities {_probs(one)}: the same text as the "
+            f"window alone. The induction head's weight on “{words[0]}” at the first step "
+            f"rises from {_percent(full['first_row'][0])} to {_percent(one['first_row'][0])}: "
+            "when what a head looks for is evicted, its softmax still puts the weight "
+            "somewhere, on what is left (in a model with a sink, evicting the sink sends "
+            "its large share to the recent tokens). With one sink the smallest window that "
+            f"keeps the full text is still {m['smallest_one_sink']}.",
+        },
+        {
+            "title": "Keep the first tokens that hold the list, and a short window suffices",
+            "text": f'{{"sinks": 4, "window": 4}}: {_text(four["tokens"])}: it copies '
+            f"the list's words the first 4 positions still hold (“{RUN[2]}”, “{RUN[3]}”), "
+            f"then, “{RUN[4]}” being evicted, loops. "
+            f'{{"sinks": 8, "window": 2}}: {_text(kept["tokens"])}, probabilities '
+            f"{_probs(kept)}, the full cache's text, holding {kept['held']} positions "
+            f"({kept['cache_bytes']:,} bytes) instead of {full['held']}. In this model the "
+            "first tokens are worth keeping for what they say (the list it copies), not as "
+            "a sink.",
+        },
+    ]
+
+
+def _compact(value):
+    """Nested lists of floats written with 7 significant digits."""
+    if isinstance(value, list):
+        return [_compact(v) for v in value]
+    return float(f"{value:.7g}")
+
+
+def sink_document() -> dict:
+    """The first-token example as a session-file dict: layer 1 of tiny-induction on the
+    prompt (the induction head's row of the last word is the first step's), with the notes."""
+    from attention_explorer.pretrained.open_model import from_model
+    from attention_explorer.session.file_format import session_to_dict
+
+    m = sink_measures()
+    doc = session_to_dict(from_model(MODEL, PROMPT, layer=LAYER))
+    doc["inputs"] = {k: _compact(v) if isinstance(v, list) else v for k, v in doc["inputs"].items()}
+    words = m["prompt"]
+    source = words.index(RUN[1]) + 1
+    doc.update(
+        name="Why does the model keep the first token? A KV cache with a window",
+        description=(
+            "tiny-induction continues a list it has read once, with the full KV cache, a "
+            "short window, a window plus the first token (StreamingLLM's sink) and a window "
+            f"plus the first tokens that hold the list. This is layer {LAYER} of tiny-induction "
+            "on the prompt; the notes give what ae.generate writes under each cache policy."
+        ),
+        notes=sink_notes(m),
+        experiment={
+            "group": GROUP,
+            "order": 950,
+            "question": "What does evicting the first tokens do to the text, and why?",
+            "expect": f"The induction head's row for the last “{RUN[1]}” puts its weight on "
+            f"“{words[source]}” (position {source}): the key a window of 4 evicts.",
+            "focus": {"row": len(words) - 1, "col": source},
+            "model": {"name": MODEL, "text": PROMPT, "layer": LAYER},
+        },
+    )
+    return {"_key": SINK_KEY, **doc}
+
+
+#: DeepSeek-V3's attention shape as published (transformers' ``DeepseekV3Config`` defaults).
+DEEPSEEK_V3 = {
+    "num_hidden_layers": 61,
+    "num_attention_heads": 128,
+    "qk_nope_head_dim": 128,
+    "qk_rope_head_dim": 64,
+    "v_head_dim": 128,
+    "kv_lora_rank": 512,
+}
+CACHE_DTYPE = "bfloat16"  # a cache in 2-byte numbers
+CONTEXT = 32_768  # a long conversation's tokens
+GROUPS = (8, 1)  # grouped-query attention with 8 key/value heads, and multi-query attention
+#: The toy attention of the latent example's session: tokens, d_model, heads, latent width.
+TOY_TOKENS = "the cache keeps one latent for every token".split()
+TOY_D, TOY_HEADS, TOY_RANK = 16, 4, 3
+
+
+def latent_measures() -> dict:
+    """Every number of the latent example: DeepSeek-V3's bytes per token (per layer, all
+    layers) and after :data:`CONTEXT` tokens under its latent attention, multi-head attention
+    of the same width and grouped-query attention (:data:`GROUPS`), and the toy session's
+    check (the rank of its keys and values, rebuilt from the latent)."""
+    size = cache_size(DEEPSEEK_V3, CACHE_DTYPE)
+    designs = {"mla": size.mla, "mha": size.mha} | {f"gqa{g}": size.gqa(g) for g in GROUPS}
+    shape = size.shape
+    out = {
+        name: {
+            "numbers": b.numbers,
+            "per_layer": b.per_layer,
+            "all_layers": b.all_layers,
+            "context": held_bytes(shape, CONTEXT, CACHE_DTYPE, b.attention, b.groups),
+        }
+        for name, b in designs.items()
+    }
+    return {"designs": out, "pair": shape.head_dim + shape.v_head_dim, "toy": _toy_check()}
+
+
+def toy_weights() -> dict:
+    """The toy session's X and projections: ``W_K = W_DKV W_UK`` and ``W_V = W_DKV W_UV``
+    (the latent c = X W_DKV is ``TOY_RANK`` numbers a token), seeded, two decimals."""
+    rng = np.random.default_rng(30)
+    n, d, r = len(TOY_TOKENS), TOY_D, TOY_RANK
+
+    def draw(*shape):
+        return np.round(rng.normal(size=shape), 2)
+
+    X, W_Q = draw(n, d), draw(d, d) * 0.5  # [n, d], [d, h*d_k]
+    W_DKV, W_UK, W_UV = draw(d, r), draw(r, d), draw(r, d)  # [d, r], [r, h*d_k], [r, h*d_v]
+    return {"X": X, "W_Q": W_Q, "W_DKV": W_DKV, "W_UK": W_UK, "W_UV": W_UV}
+
+
+def _toy_session(w: dict) -> dict:
+    """The toy attention as a session-file dict (projection mode, causal)."""
+    from attention_explorer.session.file_format import FORMAT_NAME, FORMAT_VERSION
+
+    inputs = {"mode": "projection", "X": w["X"].tolist(), "W_Q": w["W_Q"].tolist()}
+    inputs["W_K"] = (w["W_DKV"] @ w["W_UK"]).tolist()  # [d, h*d_k], rank TOY_RANK
+    inputs["W_V"] = (w["W_DKV"] @ w["W_UV"]).tolist()  # [d, h*d_v], rank TOY_RANK
+    return {
+        "format": FORMAT_NAME,
+        "version": FORMAT_VERSION,
+        "tokens": TOY_TOKENS,
+        "config": {"heads": TOY_HEADS, "d_model": TOY_D, "mask": "causal"},
+        "inputs": inputs,
+    }
+
+
+def _toy_check() -> dict:
+    """The engine's K and V of every head of the toy session: their rank, and how far they
+    are from the latent ``c = X W_DKV`` times the up-projections."""
+    import json
+
+    from attention_explorer.session.compute_session import compute_session
+    from attention_explorer.session.file_format import loads_session
+
+    w = toy_weights()
+    trace = compute_session(loads_session(json.dumps(_toy_session(w))), dtype="float64")
+    heads = range(TOY_HEADS)
+    K = np.concatenate([trace.stage("K", h) for h in heads], axis=1)  # [n, h*d_k]
+    V = np.concatenate([trace.stage("V", h) for h in heads], axis=1)  # [n, h*d_v]
+    c = w["X"] @ w["W_DKV"]  # [n, r] the latent a token's cache holds
+    rebuilt = np.concatenate([c @ w["W_UK"], c @ w["W_UV"]], axis=1)  # [n, h*(d_k+d_v)]
+    kv = np.concatenate([K, V], axis=1)  # [n, h*(d_k+d_v)]
+    toy = CacheShape(1, TOY_HEADS, TOY_HEADS, TOY_D // TOY_HEADS, TOY_D // TOY_HEADS)
+    return {
+        "numbers": int(kv.shape[1]),
+        "rank": int(np.linalg.matrix_rank(kv)),
+        "error": float(np.abs(kv - rebuilt).max()),
+        "mha": bytes_per_token(toy, "float64", "mha").numbers,
+    }
+
+
+def _within(error: float) -> str:
+    """A rounding error as the power of ten it stays under (machine-independent)."""
+    power = -12
+    while 10.0**power <= error:
+        power += 1
+    return f"within 1e{power}"
+
+
+def _size(n: int) -> str:
+    """Bytes as an exact count and in KiB, MiB or GiB."""
+    for unit, power in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 2**power:
+            return f"{n:,} bytes ({n / 2**power:.2f} {unit})"
+    return f"{n:,} bytes"
+
+
+def latent_notes(m: dict) -> list[dict]:
+    """The latent example's notes, every number from ``m`` (:func:`latent_measures`)."""
+    d, toy, pair = m["designs"], m["toy"], m["pair"]
+    mla, mha = d["mla"], d["mha"]
+    s = DEEPSEEK_V3
+    g8, g1 = (d[f"gqa{g}"] for g in GROUPS)
+    fewer = "less" if g1["numbers"] < mla["numbers"] else "more"
+    return [
+        {
+            "title": "What DeepSeek-V3 caches per token",
+            "text": f"Each of its {s['num_hidden_layers']} layers caches, per token, the "
+            f"latent c_kv ({s['kv_lora_rank']} numbers, after its RMSNorm) and one rotary "
+            f"key shared by all {s['num_attention_heads']} heads "
+            f"({s['qk_rope_head_dim']} numbers): {mla['numbers']} numbers, "
+            f"{mla['per_layer']:,} bytes a layer in {CACHE_DTYPE} (2 bytes a number), "
+            f"{_size(mla['all_layers'])} a token in all layers. Each step rebuilds every "
+            f"head's key (a {s['qk_nope_head_dim']}-number part from the latent, then the shared "
+            "rotary part) and value from the latent by the up-projection kv_b_proj.",
+        },
+        {
+            "title": "The same width under multi-head attention",
+            "text": f"Every head its own key ({s['qk_nope_head_dim']} + "
+            f"{s['qk_rope_head_dim']}) and value ({s['v_head_dim']}): "
+            f"{s['num_attention_heads']} × {pair} = {mha['numbers']:,} numbers a layer, "
+            f"{_size(mha['all_layers'])} a token, {mha['numbers'] / mla['numbers']:.1f} "
+            f"times the latent cache. After {CONTEXT:,} tokens: {_size(mha['context'])} "
+            f"against {_size(mla['context'])}.",
+        },
+        {
+            "title": "Against grouped-query attention",
+            "text": f"With {GROUPS[0]} key/value heads: {g8['numbers']:,} numbers a layer, "
+            f"{_size(g8['all_layers'])} a token ({g8['numbers'] / mla['numbers']:.2f} times "
+            f"the latent's); with one (multi-query attention): {g1['numbers']} numbers, "
+            f"{_size(g1['all_layers'])} a token, {fewer} than the latent. The latent costs as "
+            f"much as grouped-query attention with {mla['numbers'] / pair:.2f} groups, yet "
+            "every head reads a key and a value of its own, up-projected from the latent.",
+        },
+        {
+            "title": "This session: keys and values from a latent",
+            "text": f"A toy attention ({len(TOY_TOKENS)} tokens, {TOY_HEADS} heads, d_model "
+            f"{TOY_D}) whose W_K and W_V are W_DKV·W_UK and W_DKV·W_UV, with a latent of "
+            f"{TOY_RANK} numbers a token (c = X·W_DKV; no rotary part). The K and V stages "
+            f"of its {TOY_HEADS} heads hold {toy['numbers']} numbers a token, as a "
+            f"multi-head cache would ({toy['mha']}), but they have rank {toy['rank']}: "
+            f"c·W_UK and c·W_UV rebuild them to {_within(toy['error'])}. A latent cache stores "
+            f"those {TOY_RANK} numbers a token and the up-projections once.",
+        },
+    ]
+
+
+def latent_document() -> dict:
+    """The latent example as a session-file dict: the toy attention, with the notes."""
+    m = latent_measures()
+    doc = _toy_session(toy_weights())
+    doc.update(
+        name="What does latent attention store? DeepSeek-V3's KV cache",
+        description=(
+            "DeepSeek-V3 caches one compressed latent and one shared rotary key per token "
+            "instead of every head's key and value; the notes price its cache per token "
+            "against multi-head and grouped-query attention of the same width (ae.cache_size). "
+            f"The session is a small attention whose keys and values are rebuilt from a "
+            f"{TOY_RANK}-number latent per token."
+        ),
+        notes=latent_notes(m),
+        experiment={
+            "group": GROUP,
+            "order": 960,
+            "question": "How many numbers does a token's cache need, if every head's key and "
+            "value come from one latent?",
+            "expect": f"The K and V stages of all {TOY_HEADS} heads hold {m['toy']['numbers']} "
+            f"numbers a token but only {TOY_RANK} independent ones: the latent.",
+        },
+    )
+    return {"_key": LATENT_KEY, **doc}
