@@ -1,12 +1,22 @@
 """What a model run's output says: next-token log-probabilities, the top tokens at a
-position, the probability of each actual next token, and the sentence embedding."""
+position, the probability of each actual next token, the sentence embedding, and in a model
+with routed experts the router's choice per token (:meth:`RunOutputs.expert_choice`)."""
 
 from __future__ import annotations
+
+from weakref import WeakKeyDictionary
 
 import numpy as np
 
 from attention_explorer.pretrained.checkpoint.token_labels import readable_token, tokenizer_style
+from attention_explorer.pretrained.checkpoint.weights import in_dtype
+from attention_explorer.pretrained.experts.record import Routing, recording
+from attention_explorer.pretrained.forward import attention_input, rest_of_layer
+from attention_explorer.pretrained.kernel import attend, attend_engine
 from attention_explorer.pretrained.model_errors import ModelError
+
+#: Each run's router choices by layer, computed when first asked for.
+_ROUTES: WeakKeyDictionary = WeakKeyDictionary()
 
 
 def log_softmax(logits: np.ndarray) -> np.ndarray:
@@ -80,3 +90,62 @@ class RunOutputs:
             if len(ids) == 1 and self.token_text(ids[0]) == token.strip():
                 return int(ids[0])
         raise ModelError("token", f"{token!r} is not a token of {self.model.name}'s vocabulary")
+
+    def routed_layers(self) -> list[int]:
+        """The layers whose feed-forward is routed experts (empty for a dense model)."""
+        w = self.model.weights
+        plan = w.arch.experts
+        if plan is None:
+            return []
+        return [i for i in range(w.n_layers) if plan.is_sparse(w.config, i)]
+
+    def expert_choice(self, layer: int) -> Routing | None:
+        """The router's choice in layer ``layer`` for every token of this run (its knockouts
+        and edits included): experts ``[n, k]`` and weights ``[n, k]``, largest first; None
+        for a dense layer. Computed once per run and layer: the layer is run again from its
+        input ``hidden[layer]`` with the choice recorded (:func:`.experts.record.recording`)."""
+        w = self.model.weights
+        if not 0 <= int(layer) < w.n_layers:
+            raise ModelError("layer", f"layer {layer} is outside the model's 0..{w.n_layers - 1}")
+        layer = int(layer)
+        if layer not in self.routed_layers():
+            return None
+        cached = _ROUTES.setdefault(self, {})
+        if layer not in cached:
+            cached[layer] = self._route_again(in_dtype(w, self.dtype), layer)
+        return cached[layer]
+
+    def _route_again(self, w, layer: int) -> Routing:
+        h = np.asarray(self.hidden[layer], dtype=self.dtype)  # [n, d]
+        knocked = tuple(head for at, head in self.knockout if at == layer)
+        session = self.edits.get(layer)
+        if session is None:
+            _, a = attend(w, layer, attention_input(w, layer, h), knocked)  # [n, d]
+        elif session.inputs.X is not None and any(self.signatures[:layer]):
+            raise ModelError(
+                "experts",
+                f"the router's choice in edited layer {layer} below another change is not "
+                "recomputed here; undo the earlier change to see it",
+            )
+        else:
+            _, a = attend_engine(session.config, session.inputs, None, self.dtype, knocked)
+        with recording() as routes:
+            rest_of_layer(w, layer, h, np.asarray(a, dtype=self.dtype))
+        return routes[-1]
+
+    def router_text(self, layer: int, position: int) -> str:
+        """The router's choice at token ``position`` of layer ``layer`` as plain text: each
+        chosen expert and its weight, largest first (and the shared experts); a sentence
+        saying so for a dense layer."""
+        choice = self.expert_choice(layer)
+        p = self._position(position)
+        if choice is None:
+            return f"Layer {layer} has a dense feed-forward: no router."
+        experts = choice.experts[p].tolist()
+        weights = choice.weights[p].tolist()
+        listed = ", ".join(f"expert {e} × {wt:.3f}" for e, wt in zip(experts, weights))
+        total = choice.logits.shape[-1]
+        text = f"top {len(experts)} of {total} experts: {listed}"
+        if choice.shared:
+            text += f"; plus {choice.shared} shared expert{'s' if choice.shared > 1 else ''}"
+        return text
