@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 from attention_explorer.core import stage_rules
 from attention_explorer.core.stages import FOCUS_STAGE, panel_stages, stage as catalogue_stage
 from attention_explorer.ui.heatmap.heatmap_view import HeatmapView
+from attention_explorer.ui.heatmap.title_cover import CutTitleCover
 from attention_explorer.ui.pipeline.stage_keys import StageKeys
 from attention_explorer.ui.pipeline.stage_rows import (
     gathered_rows,
@@ -119,11 +120,11 @@ class StagePanel(QWidget):
             view.copy_requested.connect(self.copy_requested)
             view.wanted_width_changed.connect(partial(self._on_wanted_width_changed, name))
             self._captions[name], self._views[name] = caption, view
-        scroll = QScrollArea()
+        self._scroll = scroll = QScrollArea()
         scroll.setWidget(inner)
         scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
-        self._scroll = scroll
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)  # a title is seen whole or not at all:
+        self.title_cover = CutTitleCover(scroll, [v.title_bar for v in self._views.values()])
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         outer.addWidget(scroll)
