@@ -6,6 +6,10 @@ followed query row, each stage the change affected before, after and their diffe
 from the trace kept at the click and the live trace, never recomputed here). Undoing the
 change brings the question back. Every name and number is escaped: a token called
 ``<img src=x>`` reads literally.
+
+The example's description and notes are the walkthrough's About step; the banner never repeats
+them (issue 31): its title line names the example, its Details hold only what the About does
+not say (the question, what to look for, what was tried and the engine's refusal).
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ COMPARED_STAGES = tuple(name for name, entry in CATALOGUE.items() if entry.compa
 #: Numbers shown per row in the comparison.
 COMPARED_VALUES = 8
 #: The banner's text takes at most this share of the window's height (then it scrolls), so a
-#: long example note (the induction example's is 13 lines at 1366x768) leaves the views room.
+#: long question or a before / after table of many stages leaves the views room.
 MAX_HEIGHT_SHARE = 0.2
 #: ... but always room for this many lines.
 MIN_LINES = 3
@@ -69,6 +73,13 @@ def _difference(after: np.ndarray, before: np.ndarray) -> str:
     return f"[{', '.join(words)}{more}]"
 
 
+def _plain(markup: str) -> str:
+    """``markup`` (the banner's own: lines, a table) as plain text."""
+    document = re.sub(r"<br>|</tr>", "\n", markup)
+    document = re.sub(r"</t[dh]>", " ", document)
+    return html.unescape(re.sub(r"<[^>]+>", "", document))
+
+
 class _TextScroll(QScrollArea):
     """The banner's text area: asks for ``wanted`` pixels of height (its text's)."""
 
@@ -81,7 +92,8 @@ class _TextScroll(QScrollArea):
 
 
 class ExperimentBanner(QFrame):
-    """Shown above the views while the session has a description, notes or an experiment.
+    """Shown above the views while the session has a description, notes or an experiment
+    (its title line names the example; Details open the question and what was tried).
 
     ``try_requested(dict)`` carries the config changes of the experiment's "try" entry;
     ``refused(message)`` shows the engine's refusal of that change in the banner.
@@ -122,15 +134,15 @@ class ExperimentBanner(QFrame):
         self.compare_button.clicked.connect(self.compare_requested.emit)
         self.close_button = QPushButton("Hide")
         self.close_button.clicked.connect(self.hide)
-        # One title line; the question, what to look for and the notes open on demand (the
-        # walkthrough's About step says them too, and 13 lines pushed the views off a laptop).
+        # One title line; the question and what to look for open on demand (13 lines pushed
+        # the views off a laptop). The description and notes are the walkthrough's About.
         self.title_line = QLabel()
         self.title_line.setObjectName("experimentTitle")
         self.title_line.setTextFormat(Qt.TextFormat.RichText)  # escaped like the text
         self.title_line.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
         self.more_button = QPushButton(MORE_TEXT)
         self.more_button.setCheckable(True)
-        self.more_button.setToolTip("Show the example's question, what to look for and its notes")
+        self.more_button.setToolTip("Show the example's question, what to look for, what was tried")
         self.more_button.toggled.connect(self.set_expanded)
         column = QVBoxLayout()
         column.setContentsMargins(0, 0, 0, 0)
@@ -184,10 +196,13 @@ class ExperimentBanner(QFrame):
         self._refusal = ""
 
     def plain_text(self) -> str:
-        """What the banner says, without markup (for tests and screen readers)."""
-        document = re.sub(r"<br>|</tr>", "\n", self.text.text())
-        document = re.sub(r"</t[dh]>", " ", document)
-        return html.unescape(re.sub(r"<[^>]+>", "", document))
+        """What the banner says, without markup: the title line, then the Details (for tests
+        and screen readers)."""
+        return f"{_plain(self.title_line.text())}\n{self.details_text()}"
+
+    def details_text(self) -> str:
+        """What the Details say, without markup (the text under the title line)."""
+        return _plain(self.text.text())
 
     # -- text --------------------------------------------------------------------------------
     def refresh(self, *_args) -> None:
@@ -196,10 +211,8 @@ class ExperimentBanner(QFrame):
         tried = self.tried()
         if not tried:
             self._before = None
+        # Not the description nor the notes: the walkthrough's About step says them.
         parts = []
-        if s.description:
-            sizes = s.config.summary(len(s.tokens))  # from the config now, never stale
-            parts.append(f"<b>{_escape(s.name)}</b> ({_escape(sizes)}) — {_escape(s.description)}")
         question = s.experiment.get("question")
         if question:
             parts.append(f"<b>Question:</b> {_escape(question)}")
@@ -208,20 +221,19 @@ class ExperimentBanner(QFrame):
             parts.append(f"<b>Look for:</b> {_escape(expect)}")
         if tried:
             parts.append(self._tried_text())
-        else:
-            for title, note in s.notes:
-                parts.append(f"<b>{_escape(title)}</b> {_escape(note)}" if title else _escape(note))
         if self._refusal:
             parts.append(f"<b>Engine says:</b> {_escape(self._refusal)}")
         self.text.setText("<br>".join(parts))
         self.title_line.setText(self._title(tried))
         self.title_line.setToolTip(_escape(question) if question else "")
-        self.more_button.setVisible(len(parts) > 1 or bool(s.description))
+        self.more_button.setVisible(bool(parts))
+        if not parts and self.expanded():
+            self.set_expanded(False)  # nothing left to open
         self.try_button.setVisible(bool(s.experiment.get("try")))
         self.try_button.setEnabled(not tried)
         self.try_button.setText("Tried" if tried else "Try it")
         self.compare_button.setVisible(tried)
-        self.setVisible(bool(parts))
+        self.setVisible(bool(parts or s.description or s.notes))  # an example: name its title
         self._fit_height()
 
     def _title(self, tried: bool) -> str:
