@@ -1,6 +1,7 @@
 """A generation one token at a time: :class:`Stepper` holds the KV cache between steps, so the
 window's Step adds one token without recomputing the prompt, and ``ae.generate(steps=N)`` is
-exactly N of its steps (:func:`~.loop.generate` runs on it: one code path).
+exactly N of its steps (:func:`~.loop.generate` runs on it: one code path; the pieces of a
+step are :mod:`.decode`'s).
 
 The first :meth:`Stepper.step` is the prefill (every layer on all the prompt's tokens, filling
 the cache) and chooses the first token; each later step feeds the token chosen last as one new
@@ -27,18 +28,18 @@ from attention_explorer.engine.backend import ArrayLib
 from attention_explorer.pretrained.forward import embed
 from attention_explorer.pretrained.open_model import LoadedModel, load_model, model_backend
 
-from .errors import GenerationError
-from .loop import (
+from .decode import (
     DTYPES,
     MOST_STEPS,
-    _check_steps,
-    _Vocabulary,
+    Vocabulary,
+    check_steps,
     embed_at,
     forward_new,
     held,
     layer_caches,
     release,
 )
+from .errors import GenerationError
 from .policy import parse_policy
 from .result import Generation, Step
 from .sampling import check_settings, choose, distribution
@@ -70,7 +71,8 @@ def _grown(w, caches, room: int) -> list:
 
 class Stepper:
     """A generation after ``prompt`` that :meth:`step` extends by one token (the arguments are
-    :func:`~.loop.generate`'s; ``steps``, optional, is the most steps that will be taken).
+    :func:`~.loop.generate`'s; ``steps``, optional, is the most steps that will be taken;
+    ``keep_bytes``: the held weights stay with the model when they fit, as :func:`.decode.held`).
     The arguments are checked here (a GenerationError naming the one that is wrong); the
     model's weights are converted and held at the first step and let go by :meth:`close`."""
 
@@ -87,10 +89,11 @@ class Stepper:
         backend="numpy",
         dtype: str = "float32",
         steps: int | None = None,
+        keep_bytes: int | None = None,
     ):
         self.temperature, self.top_k, self.top_p = check_settings(temperature, top_k, top_p, seed)
         if steps is not None:
-            steps = _check_steps(steps)
+            steps = check_steps(steps)
         if dtype not in DTYPES:
             raise GenerationError("dtype", f"dtype {dtype!r} is not one of {', '.join(DTYPES)}")
         if not isinstance(prompt, str):
@@ -124,9 +127,10 @@ class Stepper:
         sizes |= {"d_k": w0.d_k, "d_v": w0.layers[0].W_V.shape[1] // w0.kv_heads}
         self.policy = parse_policy(cache_policy, sizes)
         self.rng = np.random.default_rng(seed)
-        self.vocabulary = _Vocabulary(loaded)
+        self.vocabulary = Vocabulary(loaded)
         self.ids: list[int] = list(self.toks.ids)
         self.steps: list[Step] = []
+        self.keep_bytes = keep_bytes
         self.w = None  # the held weights, from the first step
         self.caches: list = []
 
@@ -155,7 +159,7 @@ class Stepper:
         dtype = np.dtype(self.dtype)
         try:
             if self.w is None:
-                self.w = held(self.loaded, self.dtype, self.engine)
+                self.w = held(self.loaded, self.dtype, self.engine, self.keep_bytes)
                 h = embed(self.w, self.toks.ids, self.toks.type_ids, dtype)  # [n, d]
                 if self.engine.name == "torch":
                     import torch

@@ -19,9 +19,14 @@ from attention_explorer.session import (
 from attention_explorer.ui.editing.controls_panel import ControlsPanel
 from attention_explorer.ui.editing.matrix_panel import MatrixPanel
 from attention_explorer.ui.editing.token_strip import TokenStrip
+from attention_explorer.ui.generate.generate_window import GenerateLauncher
 from attention_explorer.ui.heatmap.cell_arithmetic import CellArithmetic
 from attention_explorer.ui.model.compare_view import CompareView
-from attention_explorer.ui.model.model_install import SweepLauncher, install_model_features
+from attention_explorer.ui.model.model_install import (
+    SweepLauncher,
+    install_model_features,
+    menu_named,
+)
 from attention_explorer.ui.model.model_knockouts import Knockouts
 from attention_explorer.ui.model.model_live import ModelLive
 from attention_explorer.ui.model.model_output import OutputPanel
@@ -98,6 +103,7 @@ class MainWindow(ExportActions, QMainWindow):
     model_live: ModelLive
     knockouts: Knockouts
     sweep: SweepLauncher
+    generate: GenerateLauncher  # Model > Generate… (Ctrl+Shift+G)
     # Built the first time they are asked for.
     summary_view: SummaryView | None
     sources_page: SourcesPage | None
@@ -172,6 +178,7 @@ class MainWindow(ExportActions, QMainWindow):
         self.model_output, self.output_dock = model.output, model.output_dock
         self.model_live, self.knockouts = model.live, model.knockouts
         self.sweep = SweepLauncher(self)
+        self.generate = GenerateLauncher(self, menu_named(self, "&Model"))
 
     def fit_docks(self, width: int, height: int) -> None:
         """Share ``width`` x ``height`` out: narrow controls, short bottom docks (the All heads

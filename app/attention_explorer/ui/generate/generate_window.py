@@ -1,0 +1,108 @@
+"""Model > Generate… (Ctrl+Shift+G): a non-modal window in which the Model panel's model
+writes one token at a time (:class:`~.generate_panel.GeneratePanel`), with the KV cache
+view (``cache_view.CacheView``, when that module is present) as a tab beside the tokens.
+:class:`GenerateLauncher` makes the menu action and the window (once; shown again, not
+rebuilt). Without a model the window says so and offers to show the Model panel. Closing the
+window stops what runs.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject, QSettings
+from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
+from PySide6.QtWidgets import QDialog, QMenu, QWidget
+
+from attention_explorer.ui.generate.generate_panel import GeneratePanel
+from attention_explorer.ui.generate.generate_state import GenerateState
+from attention_explorer.ui.widgets import layout_parts as parts
+
+CACHE_VIEW = "attention_explorer.ui.generate.cache_view"
+
+
+def cache_view_for(state: GenerateState) -> QWidget | None:
+    """The KV cache view over ``state`` (None while the cache view's module is absent)."""
+    if importlib.util.find_spec(CACHE_VIEW) is None:
+        return None
+    module = importlib.import_module(CACHE_VIEW)
+    return module.CacheView(state)
+
+
+class GenerateWindow(QDialog):
+    """The Generate window over model mode's ``model_state``; its choices are kept in
+    ``settings``; ``show_model()`` brings the Model panel forward (to load a model)."""
+
+    def __init__(
+        self,
+        model_state,
+        settings: QSettings,
+        show_model: Callable[[], None] | None = None,
+        parent: QWidget | None = None,
+    ):
+        super().__init__(parent)
+        self.setWindowTitle("Generate: watch the model write, one token at a time")
+        self.setModal(False)
+        self.state = GenerateState(model_state, self)
+        self.panel = GeneratePanel(self.state, settings)
+        self.cache_view = cache_view_for(self.state)
+        if self.cache_view is not None:
+            self.panel.tabs.addTab(self.cache_view, "KV cache")
+        if show_model is not None:
+            self.panel.load_requested.connect(show_model)
+        parts.column(self, self.panel).setContentsMargins(6, 6, 6, 6)
+        self._fit()
+
+    def _fit(self) -> None:
+        screen = QGuiApplication.primaryScreen()
+        room = screen.availableGeometry() if screen is not None else None
+        width, height = 1100, 760
+        if room is not None:
+            width = min(width, int(room.width() * 0.92))
+            height = min(height, int(room.height() * 0.9))
+        self.resize(width, height)
+
+    def done(self, result: int) -> None:  # noqa: D102 - QDialog API: stop what runs
+        self.state.cancel()
+        self.panel.remember()
+        super().done(result)
+
+
+class GenerateLauncher(QObject):
+    """Model > Generate… (Ctrl+Shift+G) in ``menu``: ``action`` opens the Generate window on
+    ``window``'s model state (``window.context.model``) and settings; ``dialog`` is the window
+    (None before the first). A child of ``window`` named ``generate_launcher``."""
+
+    def __init__(self, window, menu: QMenu):
+        super().__init__(window)
+        self.setObjectName("generate_launcher")
+        self.window = window
+        self.dialog: GenerateWindow | None = None
+        self.action = QAction("&Generate…", window)
+        self.action.setShortcut(QKeySequence("Ctrl+Shift+G"))
+        self.action.setStatusTip(
+            "Watch the model write one token at a time: Step, Run N, temperature, top-k, top-p"
+        )
+        self.action.triggered.connect(lambda *_: self.show())
+        menu.addAction(self.action)
+
+    def show_model(self) -> None:
+        """Bring the Model panel forward with its model box focused."""
+        window = self.window
+        window.model_dock.show()
+        window.model_dock.raise_()
+        window.model_panel.model_edit.setFocus()
+        window.status.show("Load a model in the Model panel, then Step or Run in Generate")
+
+    def show(self) -> GenerateWindow:
+        """Open (or raise) the Generate window."""
+        if self.dialog is None:
+            window = self.window
+            self.dialog = GenerateWindow(
+                window.context.model, window.settings, self.show_model, window
+            )
+        self.dialog.show()
+        self.dialog.raise_()
+        self.dialog.activateWindow()
+        return self.dialog
