@@ -123,3 +123,53 @@ def test_ae_cache_size_prices_a_folder_a_shape_and_a_config(llama_gen):
     assert ae.cache_size(CacheShape(1, 2, 1, 4, 4), "float16").own.all_layers == 16
     with pytest.raises(GenerationError, match="needs num_attention_heads.*kv_lora_rank"):
         ae.cache_size({"num_hidden_layers": 2})
+
+
+TINY_DEEPSEEK = {
+    "vocab_size": 64,
+    "hidden_size": 32,
+    "intermediate_size": 48,
+    "moe_intermediate_size": 16,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 4,
+    "q_lora_rank": None,
+    "kv_lora_rank": 16,
+    "qk_nope_head_dim": 8,
+    "qk_rope_head_dim": 4,
+    "v_head_dim": 8,
+    "first_k_dense_replace": 2,
+    "n_routed_experts": 4,
+    "num_experts_per_tok": 2,
+    "n_group": 1,
+    "topk_group": 1,
+    "max_position_embeddings": 64,
+}
+
+
+def test_the_latent_arithmetic_agrees_with_transformers_deepseek_cache():
+    """transformers' DeepSeek-V3 caches the compressed latent and the rotary key (its
+    cache's keys [1, 1, n, kv_lora_rank] and values [1, 1, n, rope]): their bytes per token
+    are the latent price, far under multi-head attention's."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    config = transformers.DeepseekV3Config(**TINY_DEEPSEEK)
+    torch.manual_seed(0)
+    model = transformers.DeepseekV3ForCausalLM(config).eval().to(torch.float64)
+    n = 5
+    with torch.no_grad():
+        cache = model(torch.arange(1, n + 1)[None], use_cache=True).past_key_values
+    size = ae.cache_size(config.to_dict(), "float64")
+    held = 0
+    for layer in cache.layers:
+        assert tuple(layer.keys.shape) == (1, 1, n, 16) and tuple(layer.values.shape) == (
+            1,
+            1,
+            n,
+            4,
+        )
+        per_layer = (layer.keys.numel() + layer.values.numel()) * layer.keys.element_size()
+        assert per_layer == size.mla.per_layer * n == size.own.per_layer * n
+        held += per_layer
+    assert held == size.held(n) == size.mla.all_layers * n
+    assert size.mha.numbers == 4 * (8 + 4 + 8) and size.mla.numbers == 16 + 4
