@@ -46,8 +46,7 @@ def comparison_text(c: Comparison) -> str:
         return f"The same {count} token{'s' if count != 1 else ''} as with the full cache."
     return (
         f"They part at generated token {c.first} (position {c.position}): "
-        f"“{c.policy[c.first]}” instead of “{c.full[c.first]}”; "
-        "every token after it reads a different text."
+        f"“{c.policy[c.first]}” with this policy, “{c.full[c.first]}” with the full cache."
     )
 
 

@@ -160,8 +160,9 @@ class CacheFigure(QWidget):
         metrics = QFontMetrics(painter.font())
         every = max(1, int(np.ceil(metrics.height() / max(1, w))))  # a label per readable column
         for j in range(self.positions):
-            if j % every and j != self.positions - 1:
-                continue
+            last = self.positions - 1
+            if (j % every or last - j < every) and j != last:
+                continue  # every ``every``-th position, and the newest
             x = LABEL_W + j * w + w // 2
             text = f"{j} {self.tokens[j]}" if j < len(self.tokens) else str(j)
             text = metrics.elidedText(text, Qt.TextElideMode.ElideRight, HEADER_H - 16)

@@ -7,14 +7,14 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QButtonGroup, QRadioButton, QSpinBox, QWidget
 
-from attention_explorer.ui.widgets.layout_parts import STRETCH, button, column, plain_label, row
+from attention_explorer.ui.widgets.layout_parts import button, plain_label, row
 
 KINDS = ("full", "window", "sinks", "evict")
 TITLES = {
     "full": "Full cache",
     "window": "Window",
     "sinks": "Sinks + window",
-    "evict": "Evict picked positions",
+    "evict": "Evict picked",
 }
 TIPS = {
     "full": "Every query reads every earlier position.",
@@ -56,17 +56,17 @@ class PolicyControls(QWidget):
         self.clear_button.clicked.connect(self.clear_picks)
         self.apply_button.clicked.connect(lambda: self.apply_requested.emit(self.policy()))
         self.group.buttonToggled.connect(self._on_toggled)
-        column(
-            self,
-            row(*self.radios.values(), STRETCH),
-            row(
-                self.sinks,
-                self.window,
-                (self.picked_label, 1),
-                self.clear_button,
-                self.apply_button,
-            ),
-        ).setContentsMargins(0, 0, 0, 0)
+        layout = row(
+            plain_label("Cache policy:"),
+            *self.radios.values(),
+            self.sinks,
+            self.window,
+            (self.picked_label, 1),
+            self.clear_button,
+            self.apply_button,
+        )
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.setLayout(layout)
         self._on_toggled()
 
     def kind(self) -> str:

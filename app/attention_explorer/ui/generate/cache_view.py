@@ -19,10 +19,10 @@ the generation. Sized for a dialog at 1366x768: the maps scroll when a model has
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QGroupBox, QScrollArea, QSpinBox, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QScrollArea, QSpinBox, QWidget
 
 from attention_explorer.generation.policy import describe, policy_dict
-from attention_explorer.ui.widgets.layout_parts import STRETCH, button, column, plain_label, row
+from attention_explorer.ui.widgets.layout_parts import button, column, plain_label, row
 
 from .cache_bytes import bytes_text, cache_bytes
 from .cache_compare import CompareStrip
@@ -30,9 +30,8 @@ from .cache_figure import CacheFigure, layer_maps
 from .cache_policy_controls import PolicyControls
 
 LEGEND = (
-    "Colour: this step's attention weight on each cached position (darkest 0, brightest {top}). "
-    "Hatched grey: evicted by the cache policy. Light grey: outside the layer's own sliding "
-    "window. Hover a cell for its number; click a layer to choose it."
+    "Colour: the step's attention weight (dark 0 to bright {top}) · hatched: evicted by the "
+    "policy · light grey: outside the layer's window · hover a cell for its number"
 )
 EMPTY = "Generate a few tokens first: the cache each step read appears here."
 
@@ -55,7 +54,7 @@ class CacheView(QWidget):
         self.scroll = QScrollArea()
         self.scroll.setWidgetResizable(True)
         self.scroll.setWidget(self.figure)
-        self.scroll.setMinimumHeight(150)
+        self.scroll.setMinimumHeight(96)
         self.legend = plain_label()
         self.bytes_label = plain_label()
         self.controls = PolicyControls()
@@ -68,20 +67,16 @@ class CacheView(QWidget):
             tip="The step's query against this layer's cached K and V, every number editable; "
             "an edit of K or V reruns the generation from this step",
         )
-        policy_box = QGroupBox("Cache policy")
-        QVBoxLayout(policy_box).addWidget(self.controls)
-        effect_box = QGroupBox("Effect on the next tokens")
-        QVBoxLayout(effect_box).addWidget(self.compare)
         column(
             self,
             row((self.heading, 1), self.step_box),
             (self.scroll, 1),
             self.legend,
             self.bytes_label,
-            policy_box,
-            effect_box,
-            row(self.message, STRETCH, self.layer_box, self.open_button),
-        )
+            self.controls,
+            self.compare,
+            row((self.message, 1), self.layer_box, self.open_button),
+        ).setSpacing(4)
         self.step_box.valueChanged.connect(self._on_step_box)
         self.layer_box.valueChanged.connect(self.choose_layer)
         self.figure.layer_clicked.connect(self.choose_layer)
@@ -128,7 +123,7 @@ class CacheView(QWidget):
         step = self._step()
         self.step_box.blockSignals(True)
         self.step_box.setRange(0, len(gen.steps) - 1)
-        self.step_box.setSuffix(f" of 0..{len(gen.steps) - 1}")
+        self.step_box.setSuffix(f" / {len(gen.steps) - 1}")
         self.step_box.setValue(step)
         self.step_box.blockSignals(False)
         layers = len(gen.cache)
