@@ -162,12 +162,8 @@ def test_the_latent_arithmetic_agrees_with_transformers_deepseek_cache():
     size = ae.cache_size(config.to_dict(), "float64")
     held = 0
     for layer in cache.layers:
-        assert tuple(layer.keys.shape) == (1, 1, n, 16) and tuple(layer.values.shape) == (
-            1,
-            1,
-            n,
-            4,
-        )
+        assert tuple(layer.keys.shape) == (1, 1, n, 16)  # the latent
+        assert tuple(layer.values.shape) == (1, 1, n, 4)  # the rotary key
         per_layer = (layer.keys.numel() + layer.values.numel()) * layer.keys.element_size()
         assert per_layer == size.mla.per_layer * n == size.own.per_layer * n
         held += per_layer
