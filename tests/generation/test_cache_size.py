@@ -169,3 +169,31 @@ def test_the_latent_arithmetic_agrees_with_transformers_deepseek_cache():
         held += per_layer
     assert held == size.held(n) == size.mla.all_layers * n
     assert size.mha.numbers == 4 * (8 + 4 + 8) and size.mla.numbers == 16 + 4
+
+
+def test_a_deepseek_generations_latent_cache_holds_the_latent_price(tmp_path):
+    """ae.generate on a tiny DeepSeek-V3: each layer's ``.latent [positions, kv_lora_rank]``
+    and ``.rope_key [positions, rope]`` hold exactly the latent price of ae.cache_size."""
+    from dataclasses import fields
+
+    from attention_explorer.generation import LayerCache
+
+    if "latent" not in {f.name for f in fields(LayerCache)}:
+        pytest.skip("the latent cache (LayerCache.latent) has not landed in generation yet")
+    pytest.importorskip("transformers")
+    from tests.models.conftest import random_checkpoint
+
+    config = {k: v for k, v in TINY_DEEPSEEK.items() if k != "vocab_size"}
+    random_checkpoint(tmp_path, "DeepseekV3Config", "DeepseekV3ForCausalLM", **config)
+    size = ae.cache_size(tmp_path, "float64")
+    assert size.shape.latent and size.own.per_layer == (16 + 4) * 8  # float64
+    out = ae.generate(tmp_path, PROMPT, STEPS, dtype="float64")
+    fed = out.prompt_length + STEPS - 1
+    held = 0
+    for layer in out.cache:
+        assert layer.latent.shape == (fed, 16) and layer.rope_key.shape == (fed, 4)
+        arrays = layer.latent.nbytes + layer.rope_key.nbytes
+        assert arrays == size.own.per_layer * fed
+        held += arrays
+    assert held == size.held(fed) == size.own.all_layers * fed
+    assert out.cache_bytes == held  # what the cache view reports is the latent's bytes
