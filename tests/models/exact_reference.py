@@ -405,7 +405,10 @@ _QK_NORMS = ("self_attn.q_norm.weight", "self_attn.k_norm.weight")
 def _fused_rows(name: str, rows: int, config: dict) -> tuple | None:
     """The index of the query and key rows of a fused ``[out, in]`` projection (or its bias):
     GPT-NeoX's ``query_key_value`` (per head [q, k, v]) and Phi-3's ``qkv_proj`` (all q, all
-    k, all v); None for any other tensor."""
+    k, all v), DeepSeek-V3's (:func:`_latent_rows`); None for any other tensor."""
+    latent = _latent_rows(name, rows, config)
+    if latent is not None:
+        return latent
     heads = config.get("num_attention_heads", 1)
     d_k = config.get("head_dim") or config.get("hidden_size", 0) // heads
     if name.endswith(("attention.query_key_value.weight", "attention.query_key_value.bias")):
@@ -413,6 +416,21 @@ def _fused_rows(name: str, rows: int, config: dict) -> tuple | None:
     if name.endswith(("self_attn.qkv_proj.weight", "self_attn.qkv_proj.bias")):
         kv = config.get("num_key_value_heads") or heads
         return (slice(0, (heads + kv) * d_k),)
+    return None
+
+
+def _latent_rows(name: str, rows: int, config: dict) -> tuple | None:
+    """DeepSeek-V3's query and key parts: all of ``q_b_proj`` (``q_proj`` is a plain
+    projection), each head's k_nope rows of ``kv_b_proj`` and the rotary key's rows of
+    ``kv_a_proj_with_mqa`` (an RMSNorm follows ``q_a_proj`` and the latent, so scaling those
+    would change nothing); None for any other tensor."""
+    if name.endswith("self_attn.q_b_proj.weight"):
+        return (...,)
+    if name.endswith("self_attn.kv_b_proj.weight"):
+        nope, v = config.get("qk_nope_head_dim", 128), config.get("v_head_dim", 128)
+        return (torch.arange(rows) % (nope + v) < nope,)
+    if name.endswith(("self_attn.kv_a_proj_with_mqa.weight", "self_attn.kv_a_proj_with_mqa.bias")):
+        return (slice(config.get("kv_lora_rank", 512), None),)
     return None
 
 

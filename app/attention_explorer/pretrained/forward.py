@@ -41,6 +41,7 @@ from attention_explorer.pretrained.architecture import scale_setting
 from attention_explorer.pretrained.checkpoint.weights import LayerWeights, ModelWeights, Norm
 from attention_explorer.pretrained.experts.compute import routed_feed_forward
 from attention_explorer.pretrained.kernel import attend, soft_cap
+from attention_explorer.pretrained.latent.session import latent_parts
 from attention_explorer.pretrained.layer_parts import (
     direct_layer_parts,
     layer_view,
@@ -132,6 +133,8 @@ def attention_parts(w: ModelWeights, layer: int, x: np.ndarray):
         raise ModelError("layer", why)
     w = layer_view(w, layer)
     scale = scale_setting(w.scales[layer], w.d_k)
+    if w.latent is not None:  # multi-head latent attention: Q, K, V per head (latent/)
+        return latent_parts(w, layer, x, scale)
     rotary_or_norm = w.rope is not None or w.arch.qk_norm
     if rotary_or_norm and direct_reason(w):  # RoPE or QK-norm the engine cannot set
         return direct_layer_parts(w, layer, x, scale)

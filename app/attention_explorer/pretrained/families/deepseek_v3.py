@@ -12,39 +12,18 @@ qk_rope_head_dim) ** -0.5`` (times ``mscale(factor, mscale_all_dim)²`` under a 
 transformers builds them); ``num_key_value_heads`` must equal ``num_attention_heads``; a
 ``quantization_config`` (the released FP8 weights) is refused by name. The latent norms' epsilon
 is 1e-6 whatever ``rms_norm_eps`` says (transformers' ``DeepseekV3RMSNorm`` default).
-Mixture-of-experts layers (``first_k_dense_replace`` below ``num_hidden_layers``) are refused by
-name until the experts' feed-forward reads them.
+Layers from ``first_k_dense_replace`` on are mixtures of experts (sigmoid scores, grouped top-k,
+shared experts: :data:`attention_explorer.pretrained.experts.plans.DEEPSEEK_V3`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from attention_explorer.pretrained.architecture import Architecture
+from attention_explorer.pretrained.experts.plans import DEEPSEEK_V3
 from attention_explorer.pretrained.families import llama
 from attention_explorer.pretrained.latent.plan import check_latent_config, latent_scale
-from attention_explorer.pretrained.model_errors import ModelError
 
 _A = "layers.{i}.self_attn."
-
-#: The layer count below which DeepseekV3Config's ``first_k_dense_replace`` (default 3)
-#: leaves layers dense.
-FIRST_DENSE_DEFAULT = 3
-
-
-def _check(config: Mapping) -> None:
-    """Latent attention's checks, then every layer dense (the experts are not read yet)."""
-    check_latent_config(config)
-    layers = config.get("num_hidden_layers")
-    first = config.get("first_k_dense_replace", FIRST_DENSE_DEFAULT)
-    if isinstance(layers, int) and (first is None or first < layers):
-        raise ModelError(
-            "config",
-            f"config.json sets first_k_dense_replace {first!r} with {layers} layers: layers "
-            f"from {first} on route tokens to experts, which DeepSeek-V3 support does not "
-            "read yet",
-        )
-
 
 ARCHITECTURE = Architecture(
     family="deepseek_v3",
@@ -79,7 +58,6 @@ ARCHITECTURE = Architecture(
         "tie_word_embeddings": (False, True),
         "attention_bias": (False, True),
         "rope_interleave": (True, False),
-        "quantization_config": (None,),
     },
     reads=("rope_theta", "rope_scaling", "rope_parameters", "q_lora_rank", "first_k_dense_replace"),
     head="lm",
@@ -88,6 +66,7 @@ ARCHITECTURE = Architecture(
         **dict.fromkeys(("q_a", "kv_a", "o"), "attention_bias"),
     },
     scale_rule=latent_scale,
-    extra_check=_check,
+    extra_check=check_latent_config,
+    experts=DEEPSEEK_V3,
     latent=True,
 )
