@@ -139,3 +139,10 @@ def test_out_of_range_step_or_layer_is_one_line():
         step_session(TINY, gen, 2, 0)
     with pytest.raises(GenerationError, match="layer 2 is out of range"):
         step_session(TINY, gen, 0, 2)
+
+
+def test_the_description_names_rope_only_where_the_layer_has_it(llama_gen):
+    tiny = ae.generate(TINY, tiny_prompt(), 2, dtype="float64")
+    assert "RoPE" not in step_session(TINY, tiny, 1, 0).description  # learned positions
+    llama = ae.generate(llama_gen, PROMPT, 2, dtype="float64")
+    assert "keys after RoPE" in step_session(llama_gen, llama, 1, 0).description

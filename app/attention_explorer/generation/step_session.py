@@ -132,6 +132,7 @@ def step_session(model, gen: Generation, step: int, layer: int) -> SessionData:
         b_O=None if lw.b_O is None else np.asarray(host(lw.b_O), np.float64),
     )
     token = gen.tokens[position]
+    rope = " (keys after RoPE, at their positions)" if w0.rotary_of(layer) is not None else ""
     data = SessionData(
         tokens=(token,),
         kv_tokens=tuple(gen.tokens[:m]),
@@ -141,9 +142,9 @@ def step_session(model, gen: Generation, step: int, layer: int) -> SessionData:
         description=(
             f"Decoding step {step} of {loaded.name}, layer {layer}: the query of “{token}” "
             f"(position {position}) reads the cache of the {m} positions fed so far. "
-            "K and V are the cached vectors (keys after RoPE); grey keys are ones the cache "
-            "policy or the model's window hides. Edit a K or V number to rerun the generation "
-            "from this step with that cached vector changed."
+            f"K and V are the cached vectors{rope}; grey keys are ones the cache policy or "
+            "the model's window hides. Edit a K or V number to rerun the generation from this "
+            "step with that cached vector changed."
         ),
     )
     _check_reproduces(data, row, gen.dtype)
