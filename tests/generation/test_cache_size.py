@@ -4,6 +4,7 @@ Mistral with a sliding window; and DeepSeek-V3's published shape from transforme
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import attention_explorer as ae
@@ -24,6 +25,7 @@ STEPS = 5
 def test_the_arithmetic_agrees_with_gpt2s_cache_arrays(gpt2_folder):
     shape = CacheShape.of_model(load_model(gpt2_folder))
     assert (shape.layers, shape.heads, shape.kv_heads, shape.head_dim) == (3, 4, 4, 8)
+    assert shape.design == "mha"
     for dtype in ("float32", "float64"):
         out = ae.generate(gpt2_folder, PROMPT, STEPS, dtype=dtype)
         fed = out.prompt_length + STEPS - 1
@@ -40,7 +42,7 @@ def test_the_arithmetic_agrees_with_gpt2s_cache_arrays(gpt2_folder):
 
 def test_grouped_query_attention_holds_kv_heads_not_heads(llama_gen):
     shape = CacheShape.of_model(load_model(llama_gen))
-    assert (shape.heads, shape.kv_heads) == (4, 2)
+    assert (shape.heads, shape.kv_heads, shape.design) == (4, 2, "gqa")
     out = ae.generate(llama_gen, PROMPT, STEPS, dtype="float64")
     fed = out.prompt_length + STEPS - 1
     own = bytes_per_token(shape, "float64")
@@ -77,12 +79,21 @@ def test_deepseek_v3s_published_shape_from_transformers_config():
     config = transformers.DeepseekV3Config().to_dict()
     shape = CacheShape.deepseek(config)
     assert shape.latent and shape.layers == 61 and shape.head_dim == 128 + 64
+    assert shape.design == "mla" and CacheShape(1, 4, 1, 8, 8).design == "mqa"
     assert numbers_per_token(shape) == 512 + 64  # the latent and the shared rotary key
     assert numbers_per_token(shape, "mha") == 128 * (192 + 128)
     assert numbers_per_token(shape, "gqa", groups=8) == 8 * (192 + 128)
     bf16 = bytes_per_token(shape, "bfloat16")
     assert (bf16.per_layer, bf16.all_layers) == (1152, 1152 * 61)
     assert bytes_per_token(shape, "bfloat16", "mha").all_layers == 81920 * 61
+
+
+def test_dtypes_by_name_numpy_and_torch():
+    shape = CacheShape(2, 4, 2, 8, 8)
+    assert bytes_per_token(shape, np.dtype("float16")).per_layer == 2 * 16 * 2
+    assert bytes_per_token(shape, "float8_e4m3fn").all_layers == 2 * 16 * 2
+    torch = pytest.importorskip("torch")
+    assert bytes_per_token(shape, torch.bfloat16).dtype == "bfloat16"
 
 
 def test_bad_sizes_are_refused_in_one_line():

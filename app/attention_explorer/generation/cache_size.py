@@ -26,7 +26,7 @@ cache does).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -88,6 +88,16 @@ class CacheShape:
         """True for multi-head latent attention (the model caches a latent per token)."""
         return self.kv_lora_rank is not None
 
+    @property
+    def design(self) -> str:
+        """The model's own attention, by what its cache holds: ``"mla"`` (a latent),
+        ``"mha"`` (a key and value per head), ``"mqa"`` (one for all heads) or ``"gqa"``."""
+        if self.latent:
+            return "mla"
+        if self.kv_heads == self.heads:
+            return "mha"
+        return "mqa" if self.kv_heads == 1 else "gqa"
+
     @classmethod
     def deepseek(cls, config: Mapping) -> CacheShape:
         """The shape of a DeepSeek-V2/V3-style config (transformers' key names:
@@ -120,23 +130,21 @@ class CacheShape:
         windows = windows if any(x is not None for x in windows) else ()
         if config.get("kv_lora_rank") is not None:
             shape = cls.deepseek({"num_hidden_layers": w.n_layers, **config})
-            return _replace(shape, windows=windows)
+            return replace(shape, windows=windows)
         v_head_dim = config.get("v_head_dim") or w.d_k
         return cls(w.n_layers, w.heads, w.kv_heads, w.d_k, int(v_head_dim), windows=windows)
 
 
-def _replace(shape: CacheShape, **changes) -> CacheShape:
-    """``shape`` with ``changes`` (checked again)."""
-    from dataclasses import replace
-
-    return replace(shape, **changes)
+def _dtype_name(dtype) -> str:
+    """``dtype`` (a name, a numpy or torch dtype) as a name: ``"float32"``."""
+    name = str(getattr(dtype, "name", dtype))
+    return name[len("torch.") :] if name.startswith("torch.") else name
 
 
 def dtype_bytes(dtype) -> int:
-    """Bytes of one number of ``dtype`` (a name of :data:`DTYPE_BYTES`, a numpy dtype)."""
-    name = str(getattr(dtype, "name", dtype))
-    if name.startswith("torch."):
-        name = name[len("torch.") :]
+    """Bytes of one number of ``dtype`` (a name of :data:`DTYPE_BYTES`, a numpy or torch
+    dtype; every float8 kind is 1 byte)."""
+    name = _dtype_name(dtype)
     if name.startswith("float8"):
         name = "float8"
     if name not in DTYPE_BYTES:
@@ -191,11 +199,9 @@ def bytes_per_token(
     (``"own"``, ``"mha"``, ``"gqa"`` with ``groups``, ``"mla"``): per layer and in all
     layers."""
     numbers = numbers_per_token(shape, attention, groups)
-    size = dtype_bytes(dtype)
-    name = str(getattr(dtype, "name", dtype))
-    return TokenBytes(
-        attention, groups, name, numbers, numbers * size, numbers * size * shape.layers
-    )
+    per_layer = numbers * dtype_bytes(dtype)
+    name = _dtype_name(dtype)
+    return TokenBytes(attention, groups, name, numbers, per_layer, per_layer * shape.layers)
 
 
 def held_positions(shape: CacheShape, positions: int) -> list[int]:
@@ -268,4 +274,4 @@ def cache_size(model, dtype="float32") -> CacheSize:
             model = load_model(model)
         shape = CacheShape.of_model(model)
     dtype_bytes(dtype)  # refused here, by name, rather than at the first price
-    return CacheSize(shape, str(getattr(dtype, "name", dtype)))
+    return CacheSize(shape, _dtype_name(dtype))
