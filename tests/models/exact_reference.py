@@ -51,6 +51,8 @@ ROTARY_FAMILIES += ("qwen3_moe", "olmoe")
 #: Routers that compute in float32 (``softmax(..., dtype=torch.float)``), by family: the class
 #: whose forward :func:`exact_float64` swaps for a float64 one (same rule, the logits' dtype).
 SOFTMAX_ROUTERS = {"qwen3_moe": "Qwen3MoeTopKRouter", "olmoe": "OlmoeTopKRouter"}
+#: DeepSeek-V3's router, which casts the hidden state and its weight to float32.
+SIGMOID_ROUTERS = {"deepseek_v3": "DeepseekV3TopkRouter"}
 
 #: Families whose RMSNorm multiplies by ``1 + w`` (Gemma's), and whose rotary embedding takes
 #: the layer type (Gemma 3: local and global RoPE).
@@ -262,6 +264,60 @@ def _softmax_router_forward(calls: Counter):
     return forward
 
 
+def _sigmoid_router_forward(calls: Counter):
+    """DeepSeek-V3's router (sigmoid scores, group-limited choice by scores + the correction
+    bias, the chosen scores renormalised iff ``norm_topk_prob``, times the scaling factor),
+    transformers' own code with its float32 casts removed (the hidden state's dtype)."""
+
+    def forward(self, hidden_states: torch.Tensor):
+        _require_float64(hidden_states, "router")
+        calls["router"] += 1
+        hidden_states = hidden_states.view(-1, self.hidden_dim)
+        router_logits = nn.functional.linear(hidden_states, self.weight.to(hidden_states.dtype))
+        scores = router_logits.sigmoid()
+        bias = self.e_score_correction_bias.to(scores.dtype)
+        scores_for_choice = scores + bias
+        per_group = self.num_experts // self.num_group
+        group_scores = (
+            scores_for_choice.view(-1, self.num_group, per_group).topk(2, dim=-1)[0].sum(dim=-1)
+        )
+        group_idx = torch.topk(group_scores, k=self.topk_group, dim=-1, sorted=False)[1]
+        group_mask = torch.zeros_like(group_scores)
+        group_mask.scatter_(1, group_idx, 1)
+        score_mask = (
+            group_mask.unsqueeze(-1)
+            .expand(-1, self.num_group, per_group)
+            .reshape(-1, self.num_experts)
+        )
+        scores_for_choice = scores_for_choice.masked_fill(~score_mask.bool(), float("-inf"))
+        topk_indices = torch.topk(scores_for_choice, k=self.top_k, dim=-1, sorted=False)[1]
+        topk_weights = scores.gather(1, topk_indices)
+        if self.norm_topk_prob:
+            topk_weights = topk_weights / (topk_weights.sum(dim=-1, keepdim=True) + 1e-20)
+        return router_logits, topk_weights * self.routed_scaling_factor, topk_indices
+
+    return forward
+
+
+@contextlib.contextmanager
+def exact_routers() -> Iterator[Counter]:
+    """Within the block, the float32 routers (:data:`SOFTMAX_ROUTERS`,
+    :data:`SIGMOID_ROUTERS`) run in float64; yields the Counter of their calls."""
+    calls: Counter = Counter()
+    saved = []
+    for family, name in {**SOFTMAX_ROUTERS, **SIGMOID_ROUTERS}.items():
+        modeling = importlib.import_module(f"transformers.models.{family}.modeling_{family}")
+        router = getattr(modeling, name)
+        make = _softmax_router_forward if family in SOFTMAX_ROUTERS else _sigmoid_router_forward
+        saved.append((router, router.__dict__["forward"]))
+        router.forward = make(calls)
+    try:
+        yield calls
+    finally:
+        for router, original in reversed(saved):
+            router.forward = original
+
+
 @contextlib.contextmanager
 def exact_float64(families: tuple[str, ...] = ROTARY_FAMILIES) -> Iterator[Counter]:
     """Within the block, the RMSNorm, rotary embedding and eager attention of ``families``
@@ -290,6 +346,12 @@ def exact_float64(families: tuple[str, ...] = ROTARY_FAMILIES) -> Iterator[Count
                     getattr(modeling, SOFTMAX_ROUTERS[family]),
                     "forward",
                     _softmax_router_forward(calls),
+                )
+            if family in SIGMOID_ROUTERS:
+                patch(
+                    getattr(modeling, SIGMOID_ROUTERS[family]),
+                    "forward",
+                    _sigmoid_router_forward(calls),
                 )
         yield calls
     finally:
