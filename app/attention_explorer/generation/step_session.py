@@ -31,8 +31,8 @@ from attention_explorer.pretrained.open_model import LoadedModel, load_model
 from attention_explorer.session.compute_session import compute_session
 from attention_explorer.session.document import SessionData
 
+from .decode import embed_at, forward_new, held
 from .errors import GenerationError
-from .loop import embed_at, forward_new, held
 from .policy import CachePolicy, policy_dict
 from .result import Generation
 from .step import _turned, attend_new, host, new_caches
