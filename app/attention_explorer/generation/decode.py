@@ -171,5 +171,11 @@ def layer_caches(w: ModelWeights, caches, policy, fed: int) -> tuple[LayerCache,
         keep = np.flatnonzero(nxt[:fed])  # [m]
         keys, values = host(cache.keys[:, :fed]), host(cache.values[:, :fed])
         group = w.heads // w.kv_heads
-        held_cache.append(LayerCache(keep, keys[:, keep], values[:, keep], group))
+        latent = {}  # a latent-attention layer's cache: its latent and rotary key (C)
+        if cache.latent is not None:
+            latent = {
+                "latent": host(cache.latent[:fed])[keep],
+                "rope_key": host(cache.rope_key[:fed])[keep],
+            }
+        held_cache.append(LayerCache(keep, keys[:, keep], values[:, keep], group, **latent))
     return tuple(held_cache)

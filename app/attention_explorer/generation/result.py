@@ -44,21 +44,35 @@ class LayerCache:
     """One layer's KV cache after the last token fed: what the next query could still read
     (less a sliding layer's and the policy's evicted positions). ``positions [m]`` (held,
     numbered as fed: see :mod:`.policy`), ``keys [kv_heads, m, head_dim]`` after RoPE and
-    ``values [kv_heads, m, head_dim]``; ``kv_group``: query heads per key/value head."""
+    ``values [kv_heads, m, head_dim]``; ``kv_group``: query heads per key/value head.
+
+    A latent-attention layer (DeepSeek-V3) caches ``latent [m, kv_lora]`` (each position's
+    normed c_kv) and ``rope_key [m, rope]`` (its one rotary key, after RoPE) and nothing
+    else: its ``keys [heads, m, nope + rope]`` and ``values [heads, m, v_dim]`` are the heads'
+    up-projections of them, given for the views, and the bytes are the latent's."""
 
     positions: np.ndarray
     keys: np.ndarray
     values: np.ndarray
     kv_group: int
+    latent: np.ndarray | None = None
+    rope_key: np.ndarray | None = None
 
     @property
     def nbytes(self) -> int:
-        """The bytes the cache holds (keys and values)."""
+        """The bytes the cache holds (keys and values; a latent layer's latent and rotary
+        key)."""
+        if self.latent is not None:
+            return int(self.latent.nbytes + self.rope_key.nbytes)
         return int(self.keys.nbytes + self.values.nbytes)
 
     @property
     def bytes_per_position(self) -> int:
-        """The bytes one position costs in this layer (its key and value for every kv head)."""
+        """The bytes one position costs in this layer (its key and value for every kv head;
+        a latent layer's latent and rotary key)."""
+        if self.latent is not None:
+            width = self.latent.shape[-1] + self.rope_key.shape[-1]
+            return int(width * self.latent.itemsize)
         kv, _, d_k = self.keys.shape
         return int((d_k + self.values.shape[-1]) * kv * self.keys.itemsize)
 

@@ -26,6 +26,7 @@ import numpy as np
 from attention_explorer.kernels import ops_for
 from attention_explorer.pretrained.checkpoint.weights import ModelWeights
 from attention_explorer.pretrained.kernel import attend, projections, qk_normed, soft_cap
+from attention_explorer.pretrained.latent.decode import latent_buffers, latent_new
 from attention_explorer.pretrained.rope_plan import rotate_part
 
 from .errors import GenerationError
@@ -62,17 +63,43 @@ def refusal(w: ModelWeights) -> str:
 @dataclass
 class KVCache:
     """One layer's cache: ``keys [kv, capacity, d_k]`` (after RoPE) and ``values
-    [kv, capacity, d_v]`` buffers of the run's library, filled up to ``length``."""
+    [kv, capacity, d_v]`` buffers of the run's library, filled up to ``length``. A latent
+    layer (DeepSeek-V3) also holds ``latent [capacity, kv_lora]`` and ``rope_key
+    [capacity, rope]``, what its cache really keeps (:mod:`.latent.decode`); its keys and
+    values are the heads' up-projections of them."""
 
     keys: object
     values: object
     length: int = 0
+    latent: object = None
+    rope_key: object = None
+
+
+def widths(w: ModelWeights) -> tuple[int, int]:
+    """The width of each cached key and value (per key/value head): the projections', or a
+    latent layer's up-projected ``nope + rope`` and ``v_dim``."""
+    if w.latent is not None:
+        return w.latent.qk_dim, w.latent.v_dim
+    lw = w.layers[0]
+    return lw.W_K.shape[1] // w.kv_heads, lw.W_V.shape[1] // w.kv_heads
+
+
+def _zeros(like):
+    """``zeros(shape)`` in ``like``'s library, dtype and device."""
+    if isinstance(like, np.ndarray):
+        return lambda shape: np.zeros(shape, like.dtype)
+    import torch
+
+    return lambda shape: torch.zeros(shape, dtype=like.dtype, device=like.device)
 
 
 def new_caches(w: ModelWeights, capacity: int, like) -> list[KVCache]:
     """One empty :class:`KVCache` per layer, ``capacity`` positions, ``like``'s dtype/device."""
     caches = []
     for lw in w.layers:
+        if w.latent is not None:  # latent attention: the latent and the rotary key too
+            caches.append(KVCache(**latent_buffers(w, capacity, _zeros(like))))
+            continue
         d_k, d_v = lw.W_K.shape[1] // w.kv_heads, lw.W_V.shape[1] // w.kv_heads
         shape_k, shape_v = (w.kv_heads, capacity, d_k), (w.kv_heads, capacity, d_v)
         if isinstance(like, np.ndarray):
@@ -166,10 +193,13 @@ def attend_new(w: ModelWeights, layer: int, x, cache: KVCache, policy: CachePoli
     lw = w.layers[layer]
     start = cache.length
     end = start + x.shape[0]
-    q, k, v = projections(ops, w, lw, x)  # [h, t, d_k], [kv, t, d_k], [kv, t, d_v]
-    arch = w.arch
-    q, k = qk_normed(ops, lw, w.eps, q, k, arch.qk_norm_over, arch.norm_offset)
-    q, k = _turned(ops, w, layer, q, k, start)
+    if w.latent is not None:  # multi-head latent attention: its latent cache filled too
+        q, k, v = latent_new(ops, w, layer, x, start, cache)  # [h, t, qk], [h, t, qk], [h, t, v]
+    else:
+        q, k, v = projections(ops, w, lw, x)  # [h, t, d_k], [kv, t, d_k], [kv, t, d_v]
+        arch = w.arch
+        q, k = qk_normed(ops, lw, w.eps, q, k, arch.qk_norm_over, arch.norm_offset)
+        q, k = _turned(ops, w, layer, q, k, start)
     cache.keys[:, start:end] = k
     cache.values[:, start:end] = v
     cache.length = end
