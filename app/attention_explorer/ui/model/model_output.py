@@ -8,6 +8,9 @@
 * Sentence-embedding models (MiniLM, no output head): the panel says what a prediction would
   need, and shows the cosine similarity of the mean-pooled embedding to a second sentence the
   learner types, before and after.
+* Models with routed experts (Qwen3-MoE, OLMoE, gpt-oss, DeepSeek-V3): the router's choice
+  at the chosen position in a chosen layer: which experts and their weights, after the edit
+  and, where it differs, before.
 * Every model: how far each layer's hidden state moved, per token (‖h_edited − h_original‖
   over ‖h_original‖), as a layers x tokens map.
 
@@ -32,6 +35,7 @@ from PySide6.QtWidgets import (
 )
 
 from attention_explorer.display.ticks import axis_ticks, short_label, tick_stride
+from attention_explorer.pretrained.model_errors import ModelError
 from attention_explorer.ui.heatmap.heatmap_labels import ALL_LABELS_UP_TO, fitting_font
 from attention_explorer.ui.widgets import layout_parts as parts
 from attention_explorer.ui.widgets.colormaps import colormap_by_name
@@ -183,17 +187,22 @@ class OutputPanel(QWidget):
         )
         self.strip = _Map("viridis", 110)
         self.second = QLineEdit(DEFAULT_SECOND)
+        self.router_layer = QSpinBox()  # the layer whose router choice is shown
+        self.router_text = parts.plain_label()
+        self._routed: list[int] = []  # the runs' routed layers (empty: a dense model)
         self.similarity = parts.plain_label()
         self.moved_label = parts.plain_label("How far each layer's hidden state moved, per token")
         self.moved = _Map("magma", 170)
         self._form = parts.form(
             ("Position", parts.row(self.position, (self.position_label, 1))),
             ("Compare with", self.second),
+            ("Experts of layer", self.router_layer),
         )
         parts.column(
             self,
             self.kind,
             self._form,
+            self.router_text,
             self.table,
             self.similarity,
             self.strip_label,
@@ -203,10 +212,14 @@ class OutputPanel(QWidget):
             parts.STRETCH,  # an embedding model has no table: the rest stays at the top
         )
         self.position.valueChanged.connect(lambda *_: self._show_predictions())
+        self.position.valueChanged.connect(lambda *_: self._show_router())
+        self.router_layer.valueChanged.connect(lambda *_: self._show_router())
         self.second.editingFinished.connect(lambda: self.second_changed.emit(self.second.text()))
         self._set_sections(predictions=False, embedding=False)
         self.moved.hide()
         self.moved_label.hide()
+        self._form.setRowVisible(2, False)  # shown for a model with routed experts
+        self.router_text.hide()
 
     # -- content ----------------------------------------------------------------------------
     def mode(self) -> str:
@@ -231,6 +244,7 @@ class OutputPanel(QWidget):
         self.position.setEnabled(mode != "embedding")
         self.kind.setText(self._kind_text(mode))
         self._show_predictions()
+        self._set_router(new_text)
         self._show_strip()
         self._show_similarity()
         moved = hidden_movement(original, edited)  # [L+1, n]
@@ -330,6 +344,42 @@ class OutputPanel(QWidget):
                         Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
                     )
                 self.table.setItem(row, col, item)
+
+    def _set_router(self, new_text: bool) -> None:
+        """Show the router section when the model has routed experts; on a new text start at
+        its first routed layer."""
+        routed = self.edited.routed_layers()
+        fresh = routed != self._routed
+        self._routed = routed
+        self._form.setRowVisible(2, bool(routed))
+        self.router_text.setVisible(bool(routed))
+        if not routed:
+            return
+        if fresh or new_text:
+            self.router_layer.blockSignals(True)
+            self.router_layer.setRange(0, self.edited.n_layers - 1)
+            self.router_layer.setValue(routed[0])
+            self.router_layer.blockSignals(False)
+        self._show_router()
+
+    def router_summary(self) -> str:
+        """The router's choice at the chosen position and layer, as the panel shows it ("" for
+        a model without routed experts)."""
+        if self.edited is None or not self._routed:
+            return ""
+        layer, position = self.router_layer.value(), self.position.value()
+        try:
+            after = self.edited.router_text(layer, position)
+            before = self.original.router_text(layer, position)
+        except ModelError as exc:
+            return str(exc)
+        token = self.edited.tokens[position]
+        text = f"Router of layer {layer} at “{token}” (position {position}): {after}"
+        return text if before == after else f"{text}\nbefore the edit: {before}"
+
+    def _show_router(self) -> None:
+        if self.edited is not None and self._routed:
+            self.router_text.setText(self.router_summary())
 
     def _show_strip(self) -> None:
         if self.mode() != "decoder" or len(self.edited.tokens) < 2:
