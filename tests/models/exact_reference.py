@@ -45,8 +45,16 @@ from torch import nn
 #: The modeling modules whose RMSNorm, rotary embedding and eager softmax run in float32.
 ROTARY_FAMILIES = ("llama", "qwen2", "qwen3", "mistral", "gpt_neox", "phi", "phi3", "stablelm")
 ROTARY_FAMILIES += ("gemma", "gemma2", "gemma3", "olmo2", "smollm3")
-ROTARY_FAMILIES += ("deepseek_v3",)
 ROTARY_FAMILIES += ("qwen3_moe", "olmoe")
+ROTARY_FAMILIES += ("deepseek_v3",)
+ROTARY_FAMILIES += ("gpt_oss",)
+
+#: Families whose rotary embedding returns cos and sin of the d_k/2 angles (no duplicated
+#: halves: gpt-oss rotates ``x1 cos - x2 sin`` half by half) and whose eager attention keeps
+#: its own softmax (gpt-oss's runs in the logits' dtype over the scores and the sink): only
+#: counted, not replaced.
+HALF_ROTARY_FAMILIES = ("gpt_oss",)
+OWN_SOFTMAX_FAMILIES = ("gpt_oss",)
 
 #: Routers that compute in float32 (``softmax(..., dtype=torch.float)``), by family: the class
 #: whose forward :func:`exact_float64` swaps for a float64 one (same rule, the logits' dtype).
@@ -74,9 +82,10 @@ _STEMS = {
     "gemma3": "Gemma3",
     "olmo2": "Olmo2",
     "smollm3": "SmolLM3",
-    "deepseek_v3": "DeepseekV3",
     "qwen3_moe": "Qwen3Moe",
     "olmoe": "Olmoe",
+    "deepseek_v3": "DeepseekV3",
+    "gpt_oss": "GptOss",
 }
 
 #: The RoPE types whose float64 inverse frequencies :func:`exact_inv_freq` knows.
@@ -217,6 +226,31 @@ def _rotary_forward(calls: Counter):
     return forward
 
 
+def _half_rotary_forward(calls: Counter):
+    """gpt-oss's rotary embedding (cos and sin of the d_k/2 angles, not duplicated) with
+    float64 inverse frequencies, angles, cos and sin."""
+
+    def forward(self, x: torch.Tensor, position_ids: torch.Tensor):
+        _require_float64(x, "rotary embedding")
+        calls["rotary"] += 1
+        inv_freq = exact_inv_freq(self.config, int(position_ids.max()) + 1).to(x.device)
+        angles = position_ids[..., None].to(torch.float64) * inv_freq
+        return angles.cos() * self.attention_scaling, angles.sin() * self.attention_scaling
+
+    return forward
+
+
+def _counted_attention(original, calls: Counter):
+    """A family's own eager attention (already float64 throughout), counted."""
+
+    def eager_attention_forward(module, query, *args, **kwargs):
+        _require_float64(query, "eager attention")
+        calls["softmax"] += 1
+        return original(module, query, *args, **kwargs)
+
+    return eager_attention_forward
+
+
 def _eager_attention(module_of_family, calls: Counter):
     """The family's ``eager_attention_forward`` with its softmax in float64 (transformers
     passes ``dtype=torch.float32``); everything else is the family's own code (GPT-NeoX has
@@ -338,9 +372,17 @@ def exact_float64(families: tuple[str, ...] = ROTARY_FAMILIES) -> Iterator[Count
             if hasattr(modeling, f"{stem}RMSNorm"):  # GPT-NeoX, Phi, StableLM: LayerNorm only
                 patch(getattr(modeling, f"{stem}RMSNorm"), "forward", norm(calls))
             rotary = _layer_type_rotary_forward if family in LAYER_TYPE_ROPE_FAMILIES else None
+            if family in HALF_ROTARY_FAMILIES:
+                rotary = _half_rotary_forward
             rotary = rotary or _rotary_forward
             patch(getattr(modeling, f"{stem}RotaryEmbedding"), "forward", rotary(calls))
-            patch(modeling, "eager_attention_forward", _eager_attention(modeling, calls))
+            own = modeling.eager_attention_forward
+            eager = (
+                _counted_attention(own, calls)
+                if family in OWN_SOFTMAX_FAMILIES
+                else _eager_attention(modeling, calls)
+            )
+            patch(modeling, "eager_attention_forward", eager)
             if family in SOFTMAX_ROUTERS:
                 patch(
                     getattr(modeling, SOFTMAX_ROUTERS[family]),

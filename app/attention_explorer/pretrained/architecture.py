@@ -29,6 +29,8 @@ The record states:
   global layers, layers without positions) from the family's ``layer_plan``;
 - a mixture-of-experts feed-forward (``experts``: an
   :class:`~attention_explorer.pretrained.experts.plan.ExpertsPlan`, see that package);
+- attention sinks (gpt-oss: ``attention_sinks``, each layer's ``sinks`` logits [heads] in
+  every softmax row's denominator), required when set and refused by name otherwise;
 - which linear layers carry a bias (always, never, or as a config key says): a checkpoint whose
   bias tensors disagree is refused by name (:meth:`Architecture.bias_rule`).
 """
@@ -60,6 +62,7 @@ TENSOR_ROLES = (
     "o",  # linear heads * d_k -> d
     "q_norm",  # QK-norm: RMSNorm of each head's q over d_k, weight [d_k] (Qwen3)
     "k_norm",  # QK-norm: RMSNorm of each head's k over d_k, weight [d_k] (Qwen3)
+    "sinks",  # attention sinks: one learned logit per query head, [heads] (gpt-oss)
     "attn_norm",  # the norm around the attention sublayer
     "ffn_norm",  # the norm around the feed-forward sublayer
     "attn_out_norm",  # a norm on the attention's output before the residual (Gemma 2, OLMo 2)
@@ -89,6 +92,11 @@ TENSOR_ROLES = (
 QK_NORM_TENSORS = MappingProxyType(
     {"q_norm": "layers.{i}.self_attn.q_norm", "k_norm": "layers.{i}.self_attn.k_norm"}
 )
+
+
+#: Attention sinks' tensor under the name transformers gives it (gpt-oss): a record without
+#: sinks refuses a file holding it, so gpt-oss weights relabelled are not run without them.
+SINK_TENSOR = "layers.{i}.self_attn.sinks"
 
 
 #: The feed-forward's own norms under transformers' names (Gemma 2 and 3's sandwich, OLMo 2's
@@ -209,16 +217,20 @@ class Architecture:
     #: (RoBERTa's ``create_position_ids_from_input_ids``): the config key of ``padding_idx``
     #: and its default; None: positions 0..n-1.
     position_padding: tuple[str, int] | None = None
+    #: Attention sinks (gpt-oss): each layer's ``sinks`` tensor, one logit per query head
+    #: that joins every softmax row's denominator (the row's weights sum to 1 − its share);
+    #: required when True, refused by name when False.
+    attention_sinks: bool = False
     #: The masked-LM head's activation when the family fixes it (RoBERTa's head calls the exact
     #: GELU whatever ``hidden_act`` says); None: the feed-forward's.
     head_activation: str | None = None
+    #: A mixture-of-experts feed-forward (Qwen3-MoE, OLMoE, gpt-oss, DeepSeek-V3): its
+    #: routing rule, expert tensors and config keys (``pretrained/experts/``); None: dense.
+    experts: ExpertsPlan | None = None
     #: Multi-head latent attention (DeepSeek-V3, ``pretrained/latent/``): keys and values
     #: from one latent per token (the sizes' roles ``kv_lora``, ``nope_dim``, ``rope_dim``,
     #: ``v_dim``; config.json's ``q_lora_rank``), the tensor roles ``q_a``…``kv_b``.
     latent: bool = False
-    #: A mixture-of-experts feed-forward (Qwen3-MoE, OLMoE, gpt-oss, DeepSeek-V3): its
-    #: routing rule, expert tensors and config keys (``pretrained/experts/``); None: dense.
-    experts: ExpertsPlan | None = None
 
     def parallel(self, config: Mapping) -> bool:
         """Whether this model's layers use the parallel residual."""

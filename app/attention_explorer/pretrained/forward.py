@@ -47,6 +47,7 @@ from attention_explorer.pretrained.layer_parts import (
     layer_view,
     mask_settings,
     unbridged,
+    with_sinks,
 )
 from attention_explorer.pretrained.model_errors import ModelError
 from attention_explorer.pretrained.rotary import direct_reason, rotary_parts
@@ -127,7 +128,13 @@ def attention_parts(w: ModelWeights, layer: int, x: np.ndarray):
     window and RoPE (:func:`.layer_parts.layer_view`): projection mode where the engine's
     settings reproduce the layer (rotary.py decides for RoPE and QK-norm), else direct mode
     with q and k exactly as the model run makes them; a ModelError for a layer no session
-    reproduces (:func:`.layer_parts.unbridged`)."""
+    reproduces (:func:`.layer_parts.unbridged`); a layer's attention sinks go with it
+    (:func:`.layer_parts.with_sinks`)."""
+    return with_sinks(w.layers[layer], _session_parts(w, layer, x))
+
+
+def _session_parts(w: ModelWeights, layer: int, x: np.ndarray):
+    """:func:`attention_parts` before the attention sinks."""
     why = unbridged(w, layer)
     if why:
         raise ModelError("layer", why)

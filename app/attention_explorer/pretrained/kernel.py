@@ -14,8 +14,9 @@ columns of ``concat`` are zeroed in the batched path, its rows of ``W_O`` in ``c
 
 A layer may also soft-cap its scores (Gemma 2: ``cap * tanh(scores / cap)`` after the scale,
 before the mask; :func:`soft_cap`), have its own sliding window and RoPE, or none (local and
-global layers, NoPE layers: ``ModelWeights.window_of``/``rotary_of``), and run QK-norm over
-each head or over the whole projection (OLMo 2).
+global layers, NoPE layers: ``ModelWeights.window_of``/``rotary_of``), run QK-norm over
+each head or over the whole projection (OLMo 2), and put each head's learned sink logit in
+its softmax's denominator (gpt-oss's attention sinks, ``LayerWeights.sinks``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from array_api_compat import array_namespace
 
 from attention_explorer.engine import AttentionConfig, AttentionInputs, Backend, compute
 from attention_explorer.engine.inputs import validate_inputs
+from attention_explorer.engine.variants.sink_logit import sink_softmax
 from attention_explorer.kernels import numpy_ops, ops_for
 from attention_explorer.pretrained.checkpoint.model_weights import LayerWeights, ModelWeights
 from attention_explorer.pretrained.latent.attention import attend_latent
@@ -71,28 +73,38 @@ def soft_cap(x, cap: float):
     return array_namespace(x).tanh(x / cap) * cap
 
 
-def _capped_attention(ops, q, k, v, factor, cap, blocked):
-    """The attention core with the scaled scores soft-capped before the mask: weights
-    ``[c, n, m]`` and their sums of values ``[c, n, d_v]``."""
-    s = soft_cap(ops.scale(ops.score(q, k), factor), cap)  # [c, n, m]
+def _capped_attention(ops, q, k, v, factor, cap, blocked, sinks=None, out=None):
+    """The attention core step by step: the scaled scores soft-capped before the mask (with
+    ``cap``), the softmax with each head's sink logit ``sinks [c]`` in its denominator (with
+    ``sinks``; the weights then in ``out`` when given, numpy): weights ``[c, n, m]`` and
+    their sums of values ``[c, n, d_v]``."""
+    s = ops.scale(ops.score(q, k), factor)  # [c, n, m]
+    if cap is not None:
+        s = soft_cap(s, cap)  # [c, n, m]
     if blocked is not None:
         s = ops.mask_scores(s, blocked=blocked)  # [c, n, m]
-    p = ops.softmax(s)  # [c, n, m]
+    if sinks is None:
+        p = ops.softmax(s)  # [c, n, m]
+    else:  # gpt-oss: each row's weights sum to 1 - the sink's share
+        fits = out is not None and isinstance(s, np.ndarray) and out.dtype == s.dtype
+        p, _ = sink_softmax(s, sinks, out=out if fits else None)  # [c, n, m]
     return p, ops.combine(p, v)
 
 
-def _weights_and_output(ops, q, k, v, factor, blocked, W_O, b_O, knocked, out, cap=None):
+def _weights_and_output(
+    ops, q, k, v, factor, blocked, W_O, b_O, knocked, out, cap=None, sinks=None
+):
     """The attention after the projections: ``q [h, n, d_k]`` (scaled here, in place on
     numpy), ``k [kv, n, d_k]``, ``v [kv, n, d_v]``; weights ``[h, n, n]`` (in ``out`` when
     given, unless soft-capped by ``cap``) and ``concat · W_O + b_O`` ``[n, d]`` with the
-    ``knocked`` heads' columns zeroed."""
+    ``knocked`` heads' columns zeroed. ``sinks [h]``: the heads' sink logits (gpt-oss)."""
     heads = q.shape[0]
     group = heads // k.shape[0]  # grouped-query attention: a key/value head per group
     k, v = ops.repeat_kv(k, group), ops.repeat_kv(v, group)  # [h, n, d_k], [h, n, d_v]
-    if cap is None:
+    if cap is None and sinks is None:
         p, mixed = ops.attention(q, k, v, factor, blocked, out)
     else:
-        p, mixed = _capped_attention(ops, q, k, v, factor, cap, blocked)
+        p, mixed = _capped_attention(ops, q, k, v, factor, cap, blocked, sinks, out)
     concat = ops.knock_out(ops.merge_heads(mixed), knocked, heads)  # [n, h*d_v]
     return p, ops.linear(concat, W_O, b_O)  # [h, n, n], [n, d]
 
@@ -111,7 +123,9 @@ def attend(w: ModelWeights, layer: int, x, knocked: Iterable[int] = (), out=None
     window = w.window_of(layer)
     blocked = ops.blocked_keys(x.shape[0], w.causal, window, getattr(x, "device", None))
     factor, cap = w.scales[layer], w.score_cap
-    return _weights_and_output(ops, q, k, v, factor, blocked, lw.W_O, lw.b_O, knocked, out, cap)
+    return _weights_and_output(
+        ops, q, k, v, factor, blocked, lw.W_O, lw.b_O, knocked, out, cap, lw.sinks
+    )
 
 
 def query_key_value(ops, w: ModelWeights, layer: int, x):
@@ -131,13 +145,14 @@ def query_key_value(ops, w: ModelWeights, layer: int, x):
 def plain(config: AttentionConfig, inputs: AttentionInputs) -> bool:
     """True when ``compute()`` of this session is the arithmetic of :func:`attend`: self
     projection attention with a softmax, no mask or a causal one, no positions, W_O applied,
-    no QK-norm, soft cap or window, and no Q/K/V typed in (any X, W, bias, scale or
-    temperature)."""
+    no QK-norm, soft cap, window or attention sinks, and no Q/K/V typed in (any X, W, bias,
+    scale or temperature)."""
     return (
         config.mode == "projection"
         and config.qk_norm == "none"
         and config.softcap is None
         and config.window is None
+        and not config.attention_sinks
         and config.attention == "self"
         and config.normalizer == "softmax"
         and config.mask in ("none", "causal")

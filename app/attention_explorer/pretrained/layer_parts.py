@@ -87,3 +87,13 @@ def direct_layer_parts(w: ModelWeights, layer: int, x: np.ndarray, scale: tuple[
         **({} if w.score_cap is None else {"softcap": w.score_cap}),
     )
     return config, AttentionInputs(Q=q, K=k, V=v, W_O=lw.W_O, b_O=lw.b_O)
+
+
+def with_sinks(lw, parts: tuple[AttentionConfig, AttentionInputs]):
+    """A layer's session ``parts`` (config, inputs) with its attention sinks (gpt-oss: the
+    engine's ``attention_sinks`` and the layer's logits as ``inputs.sinks``, editable), or
+    as they are for a layer without sinks."""
+    config, inputs = parts
+    if lw.sinks is None:
+        return parts
+    return replace(config, attention_sinks=True), inputs.with_changes(sinks=lw.sinks)

@@ -50,6 +50,7 @@ class LayerWeights:
     k_norm: np.ndarray | None = None  # [d_k] the same on each head's k (OLMo 2: [h*d_k])
     ln_attn_out: Norm | None = None  # the norm of the attention's output (before the residual)
     ln_ffn_out: Norm | None = None  # the norm of the feed-forward's output
+    sinks: np.ndarray | None = None  # [heads] attention sinks' logits (gpt-oss), or None
     # A mixture of experts (pretrained/experts/; W_in/W_out are None in its routed layers):
     W_router: np.ndarray | None = None  # [d, E] the router's logits x W_router + b_router
     b_router: np.ndarray | None = None  # [E] (gpt-oss)

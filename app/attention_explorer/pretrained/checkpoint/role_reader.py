@@ -21,6 +21,7 @@ import numpy as np
 from attention_explorer.pretrained.architecture import (
     FFN_NORM_TENSORS,
     QK_NORM_TENSORS,
+    SINK_TENSOR,
     Architecture,
 )
 from attention_explorer.pretrained.checkpoint.layout_match import other_layout
@@ -162,6 +163,23 @@ class RoleReader:
                     "have no QK-norm: the weights are not this family's",
                 )
         return {}
+
+    def sinks(self, i: int, heads: int) -> np.ndarray | None:
+        """Layer ``i``'s attention sink logits ``[heads]`` when the record has sinks (a
+        missing tensor or a wrong shape is refused by name), else None after checking that
+        the file holds none (under the record's name or transformers' ``SINK_TENSOR``): a
+        gpt-oss file relabelled is refused naming the tensor, not run without its sinks."""
+        pattern = self.arch.tensors.get("sinks", SINK_TENSOR)
+        if self.arch.attention_sinks:
+            return self.get(pattern.format(i=i), shape=(heads,))  # [heads]
+        stored = self.t.find(pattern.format(i=i), self.arch.prefixes)
+        if stored is not None:
+            raise ModelError(
+                "files",
+                f"{self.t.describe()}: tensor {stored} is present, but {self.arch.label} "
+                "have no attention sinks: the weights are not this family's",
+            )
+        return None
 
     def no_foreign_norms(self, i: int) -> None:
         """Refuse (naming it) a feed-forward norm of layer ``i`` under transformers' names

@@ -151,6 +151,7 @@ def _layer(r: RoleReader, i: int, sizes: dict, d_q: int, d_kv: int) -> LayerWeig
         ln_ffn=r.absent("ffn_norm", i, _SHARED) if shared else r.norm("ffn_norm", i, d),
         **ffn,
         **r.qk_norms(i, *((d_q, d_kv) if r.arch.qk_norm_over == "all" else (d_k,) * 2)),
+        sinks=r.sinks(i, d_q // d_k),  # [heads] attention sinks (gpt-oss), else None
     )
 
 
