@@ -87,6 +87,13 @@ def test_the_first_token_session_is_the_first_steps_row(sinks):
     trace = compute(data.inputs, data.config, dtype="float64", tokens=data.tokens)
     row = trace.stage("weights", 0)[focus["row"]]  # [n] layer 1's head, the last query
     np.testing.assert_allclose(row, sinks["runs"]["full"]["first_row"], atol=1e-5)
+    # the one-click experiment: the engine's window of 4 on this layer hides "wolf"
+    assert data.experiment["try"] == {"window": example.WINDOW}
+    windowed = example.windowed_row(document)  # [n]
+    assert windowed[focus["col"]] == 0.0 and abs(sum(windowed) - 1) < 1e-12
+    top = int(np.argmax(windowed))
+    assert top >= len(data.tokens) - example.WINDOW
+    assert f"{windowed[top]:.2%}" in data.experiment["expect"]
 
 
 def test_deepseek_v3s_shape_is_transformers_default():

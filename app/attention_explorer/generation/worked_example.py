@@ -1,26 +1,23 @@
 """The worked examples of the KV cache (issue 30 item 6), every number computed here.
 
 "Why does the model keep the first token?" (:func:`sink_document`): the shipped
-``tiny-induction`` (a 2-layer GPT-2 trained to copy repeated lists) continues a list it has
-seen once (:data:`PROMPT`), generated with the full cache and under cache policies: a short
-window, StreamingLLM's first tokens plus the same window, and the first tokens that hold the
-list. It measures, honestly, that this small model has no attention sink (its first token takes
-a tiny share of the weight) and shows what the first tokens are kept for here: what they say.
+``tiny-induction`` continues a list it has read once (:data:`PROMPT`) with the full cache and
+under cache policies (:data:`POLICIES`). It measures that this small model has no attention
+sink and shows what the first tokens are kept for here: what they say.
 
 "What does latent attention store?" (:func:`latent_document`): DeepSeek-V3's published shape
-(:data:`DEEPSEEK_V3`, transformers' ``DeepseekV3Config`` defaults) priced by
-:mod:`.cache_size`: bytes per token of its latent cache against multi-head and grouped-query
-attention of the same width; the session is a small attention whose keys and values are
-up-projections of a 3-number latent per token, so the engine's own K and V show what a latent
-cache rebuilds them from.
+(:data:`DEEPSEEK_V3`) priced by :mod:`.cache_size` against multi-head and grouped-query
+attention of the same width, on a toy session whose keys and values are up-projections of a
+3-number latent per token.
 
-:func:`sink_measures`/:func:`latent_measures` compute the numbers and
-:func:`sink_notes`/:func:`latent_notes` write them, so a note cannot disagree with
-``ae.generate`` or ``ae.cache_size``; ``tools/make_examples.py`` writes the documents into
-``resources/examples``.
+The ``*_measures`` functions compute the numbers and ``*_notes`` write them, so a note cannot
+disagree with ``ae.generate`` or ``ae.cache_size``; ``tools/make_examples.py`` writes the
+documents into ``resources/examples``.
 """
 
 from __future__ import annotations
+
+import json
 
 import numpy as np
 
@@ -35,12 +32,13 @@ LAYER = 1  # the induction head's layer
 SINK_KEY = "kv-cache-first-token"
 LATENT_KEY = "kv-cache-latent-attention"
 GROUP = "The KV cache"
+WINDOW = 4  # the short window of the policies and of the session's one-click experiment
 #: The policies compared, by the name the notes give them.
 POLICIES = {
     "full": None,
-    "window": {"window": 4},
-    "one sink": {"sinks": 1, "window": 4},
-    "four first": {"sinks": 4, "window": 4},
+    "window": {"window": WINDOW},
+    "one sink": {"sinks": 1, "window": WINDOW},
+    "four first": {"sinks": 4, "window": WINDOW},
     "list kept": {"sinks": 8, "window": 2},
 }
 
@@ -88,6 +86,11 @@ def sink_measures() -> dict:
     }
 
 
+def _policy(name: str) -> str:
+    """Policy ``name`` as the cache_policy argument reads."""
+    return json.dumps(POLICIES[name])
+
+
 def _percent(value: float) -> str:
     """A weight as a percentage with two decimals."""
     return f"{value:.2%}"
@@ -109,6 +112,7 @@ def sink_notes(m: dict) -> list[dict]:
     uniform = [1 / (p + 1) for p in full["positions"]]
     query = len(words) - 1  # the last prompt token, whose row predicts the first new token
     source = words.index(RUN[1]) + 1  # the word after the list's first "bear": what it copies
+    first = POLICIES["four first"]["sinks"]
     return [
         {
             "title": "Is the first token a sink in tiny-induction?",
@@ -131,8 +135,8 @@ def sink_notes(m: dict) -> list[dict]:
             f"{full['cache_bytes']:,} bytes ({m['per_position']:,} a position).",
         },
         {
-            "title": "A window of 4 forgets the list",
-            "text": f'{{"window": 4}}: {_text(window["tokens"])}, probabilities '
+            "title": f"A window of {WINDOW} forgets the list",
+            "text": f"{_policy('window')}: {_text(window['tokens'])}, probabilities "
             f"{_probs(window)}. Position {source} is out of the window, so the induction "
             f"head copies from what the window still holds and the text loops. The cache holds "
             f"{window['held']} positions, {window['cache_bytes']:,} bytes. The smallest "
@@ -140,7 +144,7 @@ def sink_notes(m: dict) -> list[dict]:
         },
         {
             "title": "Keeping the first token does not save it",
-            "text": f'{{"sinks": 1, "window": 4}} (StreamingLLM\'s rule with one sink): '
+            "text": f"{_policy('one sink')} (StreamingLLM's rule with one sink): "
             f"{_text(one['tokens'])}, probabilities {_probs(one)}: the same text as the "
             f"window alone. The induction head's weight on “{words[0]}” at the first step "
             f"rises from {_percent(full['first_row'][0])} to {_percent(one['first_row'][0])}: "
@@ -151,10 +155,10 @@ def sink_notes(m: dict) -> list[dict]:
         },
         {
             "title": "Keep the first tokens that hold the list, and a short window suffices",
-            "text": f'{{"sinks": 4, "window": 4}}: {_text(four["tokens"])}: it copies '
-            f"the list's words the first 4 positions still hold (“{RUN[2]}”, “{RUN[3]}”), "
-            f"then, “{RUN[4]}” being evicted, loops. "
-            f'{{"sinks": 8, "window": 2}}: {_text(kept["tokens"])}, probabilities '
+            "text": f"{_policy('four first')}: {_text(four['tokens'])}: it copies the list's "
+            f"words the first {first} positions still hold (“{words[first - 2]}”, "
+            f"“{words[first - 1]}”), then, “{words[first]}” being evicted, loops. "
+            f"{_policy('list kept')}: {_text(kept['tokens'])}, probabilities "
             f"{_probs(kept)}, the full cache's text, holding {kept['held']} positions "
             f"({kept['cache_bytes']:,} bytes) instead of {full['held']}. In this model the "
             "first tokens are worth keeping for what they say (the list it copies), not as "
@@ -170,6 +174,17 @@ def _compact(value):
     return float(f"{value:.7g}")
 
 
+def windowed_row(doc: dict) -> list[float]:
+    """The last word's row of the session ``doc`` (head 0) with the engine's sliding window
+    of :data:`WINDOW` on this layer: the session's one-click experiment, in float64."""
+    from attention_explorer.session.compute_session import compute_session
+    from attention_explorer.session.file_format import loads_session
+
+    data = loads_session(json.dumps({k: v for k, v in doc.items() if k != "_key"}))
+    data = data.with_changes(config=data.config.with_changes(window=WINDOW))
+    return compute_session(data, dtype="float64").stage("weights", 0)[-1].tolist()  # [n]
+
+
 def sink_document() -> dict:
     """The first-token example as a session-file dict: layer 1 of tiny-induction on the
     prompt (the induction head's row of the last word is the first step's), with the notes."""
@@ -181,8 +196,10 @@ def sink_document() -> dict:
     doc["inputs"] = {k: _compact(v) if isinstance(v, list) else v for k, v in doc["inputs"].items()}
     words = m["prompt"]
     source = words.index(RUN[1]) + 1
+    row = windowed_row(doc)  # [n] the last word's row under the one-click window
+    top = int(np.argmax(row))
     doc.update(
-        name="Why does the model keep the first token? A KV cache with a window",
+        name="Why does the model keep the first token?",
         description=(
             "tiny-induction continues a list it has read once, with the full KV cache, a "
             "short window, a window plus the first token (StreamingLLM's sink) and a window "
@@ -194,8 +211,14 @@ def sink_document() -> dict:
             "group": GROUP,
             "order": 950,
             "question": "What does evicting the first tokens do to the text, and why?",
-            "expect": f"The induction head's row for the last “{RUN[1]}” puts its weight on "
-            f"“{words[source]}” (position {source}): the key a window of 4 evicts.",
+            "expect": f"The induction head's row for the last “{RUN[1]}” puts "
+            f"{_percent(m['runs']['full']['first_row'][source])} of its weight on "
+            f"“{words[source]}” (position {source}). The one-click experiment gives this layer "
+            f'a window of {WINDOW}, as the policy {{"window": {WINDOW}}} does at the first '
+            f"step (X, layer 0's output, stays as the full cache made it): “{words[source]}” "
+            f"gets exactly {row[source]:g} and the row's largest weight, {_percent(row[top])}, "
+            f"goes to “{words[top]}” (position {top}).",
+            "try": {"window": WINDOW},
             "focus": {"row": len(words) - 1, "col": source},
             "model": {"name": MODEL, "text": PROMPT, "layer": LAYER},
         },
@@ -273,8 +296,6 @@ def _toy_session(w: dict) -> dict:
 def _toy_check() -> dict:
     """The engine's K and V of every head of the toy session: their rank, and how far they
     are from the latent ``c = X W_DKV`` times the up-projections."""
-    import json
-
     from attention_explorer.session.compute_session import compute_session
     from attention_explorer.session.file_format import loads_session
 
@@ -366,7 +387,7 @@ def latent_document() -> dict:
     m = latent_measures()
     doc = _toy_session(toy_weights())
     doc.update(
-        name="What does latent attention store? DeepSeek-V3's KV cache",
+        name="What does latent attention store?",
         description=(
             "DeepSeek-V3 caches one compressed latent and one shared rotary key per token "
             "instead of every head's key and value; the notes price its cache per token "
