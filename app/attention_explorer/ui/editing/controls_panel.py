@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from PySide6.QtCore import QSignalBlocker, Qt, Signal
 from PySide6.QtWidgets import (
-    QComboBox,
     QDoubleSpinBox,
     QFormLayout,
     QGroupBox,
@@ -29,6 +28,7 @@ from attention_explorer.engine import (
 from attention_explorer.engine.config import OPTIONS
 from attention_explorer.engine.variants.norm_weights import refit_norm_weights
 from attention_explorer.session import History, Session, resize
+from attention_explorer.ui.editing.controls_parts import FittingCombo, combo, off_spin, select
 from attention_explorer.ui.editing.token_strip import (
     MAX_TOKENS as STRIP_MAX_TOKENS,
     SLIDER_MAX_TOKENS,
@@ -51,14 +51,6 @@ DRAGGED_CONTROLS = frozenset(
 QK_NORM_LABELS = OPTIONS["qk_norm"]
 
 
-def _combo(options: dict[str, str], tooltip: str) -> QComboBox:
-    combo = QComboBox()
-    for key, label in options.items():
-        combo.addItem(label, key)
-    combo.setToolTip(tooltip)
-    return combo
-
-
 def position_refusal(config, positional: str) -> str | None:
     """Why the engine refuses ``positional`` for ``config`` (its own validation decides, e.g.
     direct mode has no X to add a table to), or None when it is accepted."""
@@ -69,28 +61,12 @@ def position_refusal(config, positional: str) -> str | None:
     return None
 
 
-def _off_spin(spin, maximum, tooltip: str):
-    """A spin box from 0 ("off") to ``maximum``."""
-    spin.setRange(0, maximum)
-    spin.setSpecialValueText("off")
-    spin.setToolTip(tooltip + " (0: off)")
-    return spin
-
-
 def _with_qk_norm(data, kind: str):
     """``data`` with QK-norm ``kind``, its q_norm and k_norm weights made (neutral ones) or
     fitted to the sizes."""
     config = data.config.with_changes(qk_norm=kind)
     changes = refit_norm_weights(data.inputs, data.config, config)
     return data.with_changes(config=config, inputs=data.inputs.with_changes(**changes))
-
-
-def _select(combo: QComboBox, key: object) -> None:
-    """Show the item whose data equals ``key`` (compared with ==, not identity)."""
-    for index in range(combo.count()):
-        if combo.itemData(index) == key:
-            combo.setCurrentIndex(index)
-            return
 
 
 class ControlsPanel(QWidget):
@@ -116,7 +92,7 @@ class ControlsPanel(QWidget):
 
     # -- layout ------------------------------------------------------------------------------
     def _build(self) -> None:
-        self.mode = _combo(MODE_LABELS, "Where Q, K and V come from")
+        self.mode = combo(MODE_LABELS, "Where Q, K and V come from")
         self.tokens = int_slider(
             1,
             MAX_TOKENS,
@@ -125,7 +101,7 @@ class ControlsPanel(QWidget):
             f" this slider's maximum is {MAX_TOKENS} (more when a session file holds more).",
         )
         self.d_model = int_slider(1, 512, "Embedding width d_model (projection mode)")
-        self.heads = QComboBox()
+        self.heads = FittingCombo()
         self.heads.setToolTip("Number of heads; in projection mode only divisors of d_model")
         self.d_k = int_slider(1, 128, "Width of each head's queries and keys, d_k")
         self.d_k_derived = QLabel()  # projection mode: d_k follows d_model / heads
@@ -137,28 +113,28 @@ class ControlsPanel(QWidget):
         d_k_layout.addWidget(self.d_k_derived, 1)
         temperature = SliderWithBox(0.05, 5.0, 2, 0.05, "Divides the scaled scores before softmax")
         self.temperature, self.temperature_box = temperature.slider, temperature.box
-        self.mask = _combo(MASK_LABELS, "Which keys each query may look at")
+        self.mask = combo(MASK_LABELS, "Which keys each query may look at")
         self.pad = QSpinBox()
         self.pad.setToolTip("How many keys at the end are padding")
-        self.scale = _combo(SCALE_LABELS, "What the scores are multiplied by")
+        self.scale = combo(SCALE_LABELS, "What the scores are multiplied by")
         self.scale_factor = float_slider(0.01, 4.0, 3, "Custom scale factor")
-        self.normalizer = _combo(NORMALIZER_LABELS, "How a row of scores becomes weights")
-        self.positional = _combo(POSITIONAL_LABELS, POSITIONAL_TIP)
-        self.qk_norm = _combo(
+        self.normalizer = combo(NORMALIZER_LABELS, "How a row of scores becomes weights")
+        self.positional = combo(POSITIONAL_LABELS, POSITIONAL_TIP)
+        self.qk_norm = combo(
             QK_NORM_LABELS,
             "QK-norm: an RMSNorm with its own weights (the q_norm and k_norm tabs) on each "
             "head's q and k before RoPE; a session file may norm all heads together instead",
         )
-        self.softcap = _off_spin(QDoubleSpinBox(), 1000.0, "Soft cap c: scores -> c·tanh(s/c)")
+        self.softcap = off_spin(QDoubleSpinBox(), 1000.0, "Soft cap c: scores -> c·tanh(s/c)")
         self.softcap.setDecimals(1)
-        self.window = _off_spin(QSpinBox(), MAX_TOKENS, "Sliding window: keys this far back hide")
+        self.window = off_spin(QSpinBox(), MAX_TOKENS, "Sliding window: keys this far back hide")
         self.rotary_fraction = QDoubleSpinBox()
         self.rotary_fraction.setRange(0.05, 1.0)
         self.rotary_fraction.setSingleStep(0.05)
         self.rotary_fraction.setToolTip("Share of each head's d_k that RoPE turns (Pythia: 0.25)")
-        self.backend = QComboBox()
+        self.backend = FittingCombo()
         self.backend.setToolTip("Which library computes attention")
-        self.dtype = _combo({"float32": "float32", "float64": "float64"}, "Number precision")
+        self.dtype = combo({"float32": "float32", "float64": "float64"}, "Number precision")
         self.error = QLabel()
         self.error.setTextFormat(Qt.TextFormat.PlainText)
         self.error.setWordWrap(True)
@@ -322,7 +298,7 @@ class ControlsPanel(QWidget):
         current = self.backend.currentData()
         self._fill_backends(available_backends())
         with QSignalBlocker(self.backend):  # the same choice again: no second change
-            _select(self.backend, current)
+            select(self.backend, current)
 
     def _on_dtype_changed(self) -> None:
         with self.history.transaction("Precision"):
@@ -373,7 +349,7 @@ class ControlsPanel(QWidget):
             self.dtype,
         )
         blockers = [QSignalBlocker(w) for w in widgets]
-        _select(self.mode, c.mode)
+        select(self.mode, c.mode)
         # A session opened from a file may hold more tokens than the slider reaches (up to the
         # engine's limit): the slider then reaches it too, so it shows the true count.
         self.tokens.setMaximum(max(MAX_TOKENS, len(s.tokens)))
@@ -387,33 +363,33 @@ class ControlsPanel(QWidget):
             self.heads.clear()
             for h in options:
                 self.heads.addItem(str(h), h)
-        _select(self.heads, c.heads)
+        select(self.heads, c.heads)
         self.d_k.setValue(c.head_dim)
         derived = c.mode == "projection"
         self.d_k.setVisible(not derived)
         self.d_k_derived.setVisible(derived)
-        self.d_k_derived.setText(f"{c.head_dim}  (derived: d_model / heads)")
+        self.d_k_derived.setText(f"{c.head_dim}  (= d_model / heads)")  # narrow: fits the dock
         self.d_k_derived.setToolTip(
             f"In projection mode d_k = d_model / heads = {c.d_model} / {c.heads}; "
             "change d_model or Heads to change it"
         )
         self.temperature.setValue(c.temperature)
         self.temperature_box.setValue(c.temperature)
-        _select(self.mask, c.mask)
+        select(self.mask, c.mask)
         self.pad.setRange(0, len(s.key_tokens))
         self.pad.setValue(len(c.padded_keys))
         self.pad.setEnabled(c.mask == "padding")
-        _select(self.scale, c.scale)
+        select(self.scale, c.scale)
         self.scale_factor.setValue(c.scale_factor)
         self.scale_factor.setEnabled(c.scale == "custom")
-        _select(self.normalizer, c.normalizer)
+        select(self.normalizer, c.normalizer)
         self._offer_positions(c)
-        _select(self.positional, c.positional)
-        _select(self.qk_norm, c.qk_norm)
+        select(self.positional, c.positional)
+        select(self.qk_norm, c.qk_norm)
         self.softcap.setValue(c.softcap or 0.0)
         self.window.setValue(c.window or 0)
         self.rotary_fraction.setValue(c.rotary_fraction)
         self.rotary_fraction.setEnabled(c.rotary)
-        _select(self.backend, s.backend)
-        _select(self.dtype, s.dtype)
+        select(self.backend, s.backend)
+        select(self.dtype, s.dtype)
         del blockers
