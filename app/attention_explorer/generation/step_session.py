@@ -19,6 +19,8 @@ steps. Qt-free.
 
 from __future__ import annotations
 
+from dataclasses import fields, replace
+
 import numpy as np
 
 from attention_explorer.engine import AttentionConfig, AttentionInputError, AttentionInputs
@@ -75,13 +77,31 @@ def replay(loaded: LoadedModel, gen: Generation, step: int, layer: int):
         weights, a = attend_new(w, at, x, caches[at], policy)  # [h, t, m], [t, d]
         if at < layer:
             h = rest_of_layer(w, at, h, a)  # [t, d]
+    cache = caches[layer]
+    q = _queries(w, layer, x, start, cache)  # [h, t, d_k]
+    return host(q), host(cache.keys[:, :m]), host(cache.values[:, :m]), host(weights)
+
+
+def _queries(w, layer: int, x, start: int, cache):
+    """The queries ``[h, t, d_k]`` of the new tokens ``x [t, d]`` at positions ``start..``
+    as the step made them: projected, QK-normed and turned by RoPE; a latent layer's
+    (DeepSeek-V3) from its own decode step, run on a copy of the cache so it is left as is."""
     ops = ops_for(x)
+    if getattr(w, "latent", None) is not None:
+        from attention_explorer.pretrained.latent.decode import latent_new
+
+        scratch = replace(cache, **{f.name: _copy(getattr(cache, f.name)) for f in fields(cache)})
+        scratch.length = start
+        return latent_new(ops, w, layer, x, start, scratch)[0]
     lw = w.layers[layer]
     q, k, _ = projections(ops, w, lw, x)  # [h, t, d_k], [kv, t, d_k]
     q, k = qk_normed(ops, lw, w.eps, q, k, w.arch.qk_norm_over, w.arch.norm_offset)
-    q, _ = _turned(ops, w, layer, q, k, start)  # [h, t, d_k] at positions start..m-1
-    cache = caches[layer]
-    return host(q), host(cache.keys[:, :m]), host(cache.values[:, :m]), host(weights)
+    return _turned(ops, w, layer, q, k, start)[0]  # [h, t, d_k] at positions start..
+
+
+def _copy(value):
+    """A copy of a cache buffer (an array), or the value itself (a count, None)."""
+    return value.copy() if hasattr(value, "copy") and hasattr(value, "shape") else value
 
 
 def step_session(model, gen: Generation, step: int, layer: int) -> SessionData:
@@ -105,15 +125,16 @@ def step_session(model, gen: Generation, step: int, layer: int) -> SessionData:
     position, m = gen.steps[step].position, keys.shape[1]
     policy = gen.policy if isinstance(gen.policy, CachePolicy) else CachePolicy()
     visible = policy.visible(np.array([position]), m, w0.window_of(layer))  # [1, m]
-    scale, factor = scale_setting(w0.scales[layer], w0.d_k)
+    scale, factor = scale_setting(w0.scales[layer], keys.shape[-1])
     lw = w0.layers[layer]  # float64 as read
+    sinks = getattr(lw, "sinks", None)  # [heads] gpt-oss's sink logits, else None
     config = AttentionConfig(
         mode="direct",
         heads=w0.heads,
         d_model=w0.d_model,
         d_k=keys.shape[-1],
         d_v=values.shape[-1],
-        kv_heads=w0.kv_heads if w0.kv_heads != w0.heads else None,
+        kv_heads=keys.shape[0] if keys.shape[0] != w0.heads else None,
         scale=scale,
         scale_factor=factor,
         attention="cross",
@@ -123,6 +144,7 @@ def step_session(model, gen: Generation, step: int, layer: int) -> SessionData:
             else {"mask": "custom", "custom_mask": tuple(map(tuple, visible.tolist()))}
         ),
         **({} if w0.score_cap is None else {"softcap": w0.score_cap}),
+        **({} if sinks is None else {"attention_sinks": True}),
     )
     inputs = AttentionInputs(
         Q=np.asarray(q[:, -1:], np.float64),  # [h, 1, d_k]: the step's new query
@@ -130,6 +152,7 @@ def step_session(model, gen: Generation, step: int, layer: int) -> SessionData:
         V=np.asarray(values, np.float64),  # [kv, m, d_v]
         W_O=np.asarray(host(lw.W_O), np.float64),
         b_O=None if lw.b_O is None else np.asarray(host(lw.b_O), np.float64),
+        **({} if sinks is None else {"sinks": np.asarray(host(sinks), np.float64)}),
     )
     token = gen.tokens[position]
     rope = " (keys after RoPE, at their positions)" if w0.rotary_of(layer) is not None else ""
@@ -160,8 +183,8 @@ def _check_reproduces(data: SessionData, row: np.ndarray, dtype: str) -> None:
     if mine.shape[-1] != row.shape[-1] or not np.all(np.abs(mine[:, -1] - row) <= TOLERANCE[dtype]):
         raise GenerationError(
             "explorer",
-            "this layer's attention has a step the explorer does not compute (e.g. sink "
-            "logits or latent attention), so it does not open as a session that reproduces it",
+            "this layer's attention has a step the explorer does not compute, so it does not "
+            "open as a session that reproduces it",
         )
 
 
