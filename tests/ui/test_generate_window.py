@@ -12,6 +12,7 @@ import time
 from dataclasses import replace
 
 import numpy as np
+from main_window_checks import open_example
 from model_folders import load, model_window  # noqa: F401
 from PySide6.QtCore import QObject, QSettings, Qt
 from PySide6.QtGui import QKeySequence
@@ -19,6 +20,7 @@ from PySide6.QtWidgets import QLabel
 
 import attention_explorer as ae
 from attention_explorer.generation import stepper as stepper_module
+from attention_explorer.session.examples import example_or_starter
 from attention_explorer.ui.generate.generate_prefs import GeneratePreferences
 from attention_explorer.ui.generate.generate_tables import percent, shown
 
@@ -56,25 +58,37 @@ def test_ctrl_shift_g_opens_generate_and_without_a_model_offers_the_model_panel(
     menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&Model")
     assert action in menu.actions()
     window.model_dock.hide()
-    qtbot.keyClick(
-        window,
-        Qt.Key.Key_G,
-        Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
-    )
+    keys = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
+    qtbot.keyClick(window, Qt.Key.Key_G, keys)
     dialog = _launcher(window).dialog
     assert dialog is not None and dialog.isVisible() and not dialog.isModal()
     panel = dialog.panel
-    assert panel.model_note.text().startswith("No model is loaded.")
+    assert panel.model_note.text().startswith("No model is loaded. Load one in the Model panel")
     assert not panel.step_button.isEnabled() and not panel.run_button.isEnabled()
-    assert panel.load_button.isVisible()
+    assert panel.load_button.isVisible() and panel.load_button.text() == "Show the Model panel"
     qtbot.mouseClick(panel.load_button, Qt.MouseButton.LeftButton)
-    assert window.model_dock.isVisible()
+    assert window.model_dock.isVisible() and window.context.model.loaded is None
     load(qtbot, window, TINY, WORDS)
     assert panel.model_note.text().startswith("tiny-induction: 2 layers × 1 heads")
     assert panel.step_button.isEnabled() and not panel.load_button.isVisible()
     assert panel.prompt_edit.text() == WORDS  # the Model panel's text to start from
     action.trigger()
     assert _launcher(window).dialog is dialog  # raised again, not rebuilt
+
+
+def test_with_a_model_session_open_it_offers_to_load_that_model(qtbot, model_window):
+    window = model_window
+    open_example(qtbot, window, "tiny-induction-copy")
+    window.model_dock.hide()
+    dialog = _open(qtbot, window)
+    panel = dialog.panel
+    assert panel.load_button.text() == "Load tiny-induction"
+    assert "Load tiny-induction (the open session's model)" in panel.model_note.text()
+    with qtbot.waitSignal(window.context.model.events.loaded, timeout=WAIT):
+        qtbot.mouseClick(panel.load_button, Qt.MouseButton.LeftButton)
+    assert window.model_dock.isVisible() and window.context.model.loaded.name == TINY
+    text = example_or_starter("tiny-induction-copy").experiment["model"]["text"]
+    assert panel.prompt_edit.text() == text and panel.run_button.isEnabled()
 
 
 def test_run_n_copies_the_list_with_each_steps_token_probability_rank_and_top_10(
@@ -93,7 +107,7 @@ def test_run_n_copies_the_list_with_each_steps_token_probability_rank_and_top_10
     table = panel.steps_table
     assert _column(table, 2) == ["fox", "owl", "bee", "hen"]  # the list, copied
     assert _column(table, 0) == ["1", "2", "3", "4"]
-    assert _column(table, 1)[0] == "dog @7"  # the prompt's last token asked first
+    assert _column(table, 1)[0] == "dog (7)"  # the prompt's last token asked first
     assert _column(table, 3) == [percent(s.probability) for s in expected.steps]
     assert _column(table, 4) == ["1"] * 4  # greedy: the model's first choice
     assert panel.text_line.text() == "Generated after the prompt: fox · owl · bee · hen"
@@ -194,7 +208,10 @@ def test_refusals_are_one_line_and_keep_what_was_made(qtbot, model_window):
     _click_and_wait(qtbot, dialog, panel.run_button)
     assert panel.steps_table.rowCount() == 17
     message = panel.message.text()
-    assert "24 learned positions" in message and "\n" not in message
+    assert message == (
+        "Stopped after 17 of 20 steps: tiny-induction has 24 learned positions; a prompt of "
+        "8 tokens and 18 steps need 25 (at most 17 fit)"
+    )
     assert "Traceback" not in message and panel.message.styleSheet() != ""
     panel.prompt_edit.setText("   ")
     _click_and_wait(qtbot, dialog, panel.run_button)

@@ -142,10 +142,12 @@ class Stepper:
     def _check_positions(self, need: int, steps: int) -> None:
         """A GenerationError when ``need`` positions are more than the model learned."""
         if self.learned is not None and need > self.learned:
+            room = self.learned - self.prompt_length + 1
+            fit = f"at most {room} fit" if room > 0 else "the prompt alone is too long"
             raise GenerationError(
                 "steps",
-                f"{self.loaded.name} has {self.learned} learned positions; a "
-                f"{self.prompt_length}-token prompt and {steps} steps need {need}",
+                f"{self.loaded.name} has {self.learned} learned positions; a prompt of "
+                f"{self.prompt_length} tokens and {steps} steps need {need} ({fit})",
             )
 
     def step(self) -> Step:

@@ -65,9 +65,16 @@ class GeneratePanel(QWidget):
 
     load_requested = Signal()
 
-    def __init__(self, state: GenerateState, settings: QSettings, parent: QWidget | None = None):
+    def __init__(
+        self,
+        state: GenerateState,
+        settings: QSettings,
+        offer: Callable[[], str] | None = None,
+        parent: QWidget | None = None,
+    ):
         super().__init__(parent)
         self.state, self.settings = state, settings
+        self.offer = offer or (lambda: "")
         prefs = GeneratePreferences.load(settings)
         self.model_note = parts.plain_label()
         self.load_button = parts.button(
@@ -99,7 +106,8 @@ class GeneratePanel(QWidget):
         self._build()
         self._connect()
         self._model_changed()
-        self._settings_edited()
+        self._show()
+        self._say("", error=False)
 
     # -- layout -----------------------------------------------------------------------------
     def _build(self) -> None:
@@ -112,7 +120,7 @@ class GeneratePanel(QWidget):
             parts.STRETCH,
         )
         buttons = parts.row(
-            self.step_button, self.run_button, self.cancel_button, (self.progress, 1)
+            self.step_button, self.run_button, self.cancel_button, (self.progress, 1), parts.STRETCH
         )
         top = QWidget()
         parts.column(top, self.top_title, (self.top_table, 1)).setContentsMargins(0, 0, 0, 0)
@@ -204,8 +212,13 @@ class GeneratePanel(QWidget):
         loaded = self.state.loaded
         self.load_button.setVisible(loaded is None)
         if loaded is None:
+            name = self.offer()
+            self.load_button.setText(f"Load {name}" if name else "Show the Model panel")
             self.model_note.setText(
-                "No model is loaded. Load one in the Model panel (a decoder such as "
+                f"No model is loaded. Load {name} (the open session's model) to generate with "
+                "it, or choose another in the Model panel."
+                if name
+                else "No model is loaded. Load one in the Model panel (a decoder such as "
                 "tiny-induction or GPT-2), then Step or Run here."
             )
         else:
@@ -254,13 +267,18 @@ class GeneratePanel(QWidget):
         self.message.setText(text)
         self.message.setVisible(bool(text))
 
+    def refresh(self) -> None:
+        """Say again which model there is (or which one Load would open)."""
+        self._model_changed()
+
     def _show(self) -> None:
         generation, state = self.state.generation, self.state
         self.steps_table.show_generation(generation, state.selected_step)
         self._settings_edited()
+        self.text_line.setVisible(generation is not None)
         if generation is None:
             self.text_line.setText("")
-            self.top_title.setText("Step or Run to see each step's most probable tokens.")
+            self.top_title.setText("Step or Run: each step's most probable next tokens show here.")
             self.top_table.show_step(None, str, False)
             return
         made = " · ".join(shown(t) for t in generation.tokens[generation.prompt_length :])

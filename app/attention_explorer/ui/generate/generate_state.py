@@ -232,7 +232,9 @@ class GenerateState(QObject):
         self.generation, self.reference = done.generation, done.reference
         self.selected_step = len(done.generation.steps) - 1
         self._set_busy(False)
-        if done.stopped:
+        if done.stopped and done.taken:
+            self.failed.emit(f"Stopped after {done.taken} of {done.asked} steps: {done.stopped}")
+        elif done.stopped:
             self.failed.emit(done.stopped)
         elif done.taken < done.asked:
             self.note.emit(f"Stopped after {done.taken} of {done.asked} steps.")

@@ -64,7 +64,7 @@ class StepsTable(QTableWidget):
     """One row per generated token: step, the query's position and token (what it read from),
     the chosen token, its probability, the model's rank of it."""
 
-    HEADERS = ["Step", "Query", "Chosen token", "Probability", "Model's rank"]
+    HEADERS = ["Step", "Query (position)", "Chosen token", "Probability", "Model's rank"]
     TIPS = [
         "Step i chose generated token i",
         "The token whose query predicted this step (at step 1 the prompt's last token), "
@@ -78,6 +78,9 @@ class StepsTable(QTableWidget):
         super().__init__()
         _set_up(self, rows_selectable=True)
         _headers(self, self.HEADERS, self.TIPS)
+        header = self.horizontalHeader()
+        header.setStretchLastSection(False)  # the token takes the room, not the rank
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
 
     def show_generation(self, generation, selected: int) -> None:
         """Fill the rows from ``generation`` (None: empty) and select row ``selected``."""
@@ -88,7 +91,7 @@ class StepsTable(QTableWidget):
             query = shown(generation.tokens[step.position])
             cells = (
                 _item(str(i + 1), align_right=True),
-                _item(f"{query} @{step.position}"),
+                _item(f"{query} ({step.position})"),
                 _item(shown(step.text), tip=f"token id {step.token}"),
                 _item(percent(step.probability), align_right=True),
                 _item(str(step.rank + 1), align_right=True),
@@ -110,6 +113,8 @@ class TopTable(QTableWidget):
         super().__init__()
         _set_up(self, rows_selectable=False)
         self._columns(sampled=False)
+        self.horizontalHeader().setStretchLastSection(False)
+        self.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
 
     def _columns(self, sampled: bool) -> None:
         headers = ["Rank", "Token", "Model's probability"]

@@ -32,7 +32,8 @@ def cache_view_for(state: GenerateState) -> QWidget | None:
 
 class GenerateWindow(QDialog):
     """The Generate window over model mode's ``model_state``; its choices are kept in
-    ``settings``; ``show_model()`` brings the Model panel forward (to load a model)."""
+    ``settings``; ``show_model()`` loads the model ``offer()`` names (the open session's), or
+    brings the Model panel forward to choose one when it names none."""
 
     def __init__(
         self,
@@ -40,12 +41,13 @@ class GenerateWindow(QDialog):
         settings: QSettings,
         show_model: Callable[[], None] | None = None,
         parent: QWidget | None = None,
+        offer: Callable[[], str] | None = None,
     ):
         super().__init__(parent)
         self.setWindowTitle("Generate: watch the model write, one token at a time")
         self.setModal(False)
         self.state = GenerateState(model_state, self)
-        self.panel = GeneratePanel(self.state, settings)
+        self.panel = GeneratePanel(self.state, settings, offer)
         self.cache_view = cache_view_for(self.state)
         if self.cache_view is not None:
             self.panel.tabs.addTab(self.cache_view, "KV cache")
@@ -87,21 +89,32 @@ class GenerateLauncher(QObject):
         self.action.triggered.connect(lambda *_: self.show())
         menu.addAction(self.action)
 
+    def offer(self) -> str:
+        """The model the open session was read from (its model record's name), or ""; the
+        Model panel has taken it up in its model box."""
+        record = self.window.context.model.record()
+        return record.name if record is not None else ""
+
     def show_model(self) -> None:
-        """Bring the Model panel forward with its model box focused."""
+        """Bring the Model panel forward and load the model it names (else focus its box)."""
         window = self.window
         window.model_dock.show()
         window.model_dock.raise_()
-        window.model_panel.model_edit.setFocus()
-        window.status.show("Load a model in the Model panel, then Step or Run in Generate")
+        panel = window.model_panel
+        if self.offer():
+            panel.load()
+            return
+        panel.model_edit.setFocus()
+        window.status.show("Choose a model in the Model panel and Load it, then Step or Run")
 
     def show(self) -> GenerateWindow:
         """Open (or raise) the Generate window."""
         if self.dialog is None:
             window = self.window
             self.dialog = GenerateWindow(
-                window.context.model, window.settings, self.show_model, window
+                window.context.model, window.settings, self.show_model, window, self.offer
             )
+        self.dialog.panel.refresh()
         self.dialog.show()
         self.dialog.raise_()
         self.dialog.activateWindow()
