@@ -121,6 +121,8 @@ def test_the_toy_sessions_keys_and_values_come_from_the_latent(latent):
     trace = compute(data.inputs, data.config, dtype="float64", tokens=data.tokens)
     K = np.concatenate([trace.stage("K", h) for h in range(example.TOY_HEADS)], axis=1)
     assert np.linalg.matrix_rank(K) == example.TOY_RANK  # [n, h*d_k] from 3 numbers a token
+    c = np.array(toy["last_latent"])  # [r] the last token's latent, quoted in the notes
+    np.testing.assert_allclose(K[-1], c @ example.toy_weights()["W_UK"], atol=1e-12)
     texts = " ".join(n["text"] for n in document["notes"])
     assert f"{latent['designs']['mha']['all_layers']:,} bytes" in texts
     assert f"rank {example.TOY_RANK}" in texts

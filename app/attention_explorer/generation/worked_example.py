@@ -282,8 +282,9 @@ def _toy_session(w: dict) -> dict:
     from attention_explorer.session.file_format import FORMAT_NAME, FORMAT_VERSION
 
     inputs = {"mode": "projection", "X": w["X"].tolist(), "W_Q": w["W_Q"].tolist()}
-    inputs["W_K"] = (w["W_DKV"] @ w["W_UK"]).tolist()  # [d, h*d_k], rank TOY_RANK
-    inputs["W_V"] = (w["W_DKV"] @ w["W_UV"]).tolist()  # [d, h*d_v], rank TOY_RANK
+    # exact products of 2-decimal numbers have 4 decimals: rounding drops float noise only
+    inputs["W_K"] = np.round(w["W_DKV"] @ w["W_UK"], 4).tolist()  # [d, h*d_k], rank TOY_RANK
+    inputs["W_V"] = np.round(w["W_DKV"] @ w["W_UV"], 4).tolist()  # [d, h*d_v], rank TOY_RANK
     return {
         "format": FORMAT_NAME,
         "version": FORMAT_VERSION,
@@ -313,6 +314,7 @@ def _toy_check() -> dict:
         "rank": int(np.linalg.matrix_rank(kv)),
         "error": float(np.abs(kv - rebuilt).max()),
         "mha": bytes_per_token(toy, "float64", "mha").numbers,
+        "last_latent": c[-1].tolist(),  # [r] the last token's latent
     }
 
 
@@ -377,7 +379,9 @@ def latent_notes(m: dict) -> list[dict]:
             f"of its {TOY_HEADS} heads hold {toy['numbers']} numbers a token, as a "
             f"multi-head cache would ({toy['mha']}), but they have rank {toy['rank']}: "
             f"c·W_UK and c·W_UV rebuild them to {_within(toy['error'])}. A latent cache stores "
-            f"those {TOY_RANK} numbers a token and the up-projections once.",
+            f"those {TOY_RANK} numbers a token (“{TOY_TOKENS[-1]}”: c = "
+            f"[{', '.join(f'{v:.4f}' for v in toy['last_latent'])}]) and the up-projections "
+            "once.",
         },
     ]
 
