@@ -70,6 +70,8 @@ def test_open_a_step_edit_a_cached_key_and_the_later_tokens_change(qtbot, window
     assert said.args[0] == change_text(before, after, [edit])
     assert "now writes" in said.args[0] and "position " + str(target) in said.args[0]
     assert view.compare.comparison is not None and view.compare.comparison.first == step
+    assert view.figure.maps[1].edited == ((0, target),) and not view.figure.maps[0].edited
+    assert "orange corner" in view.legend.text()
     # Undo: the cache is the model's again, and so are the tokens
     with qtbot.waitSignal(opener.reported, timeout=WAIT):
         window.history.undo()

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from PySide6.QtCore import QPoint, QRect, QSize, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPen
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QImage, QPainter, QPen
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from attention_explorer.core.numbers import format_number
@@ -31,6 +31,7 @@ GAP = 8  # between layers
 EVICTED = QColor(150, 150, 150)
 OUTSIDE = QColor(222, 222, 222)
 PICKED = QColor(220, 30, 30)
+EDITED = QColor(255, 140, 0)
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,7 @@ class LayerMap:
     outside: np.ndarray
     kv_heads: int
     group: int
+    edited: tuple = ()  # (kv head, position) of each cached vector the policy edited
 
 
 def layer_maps(gen, step: int, windows=()) -> list[LayerMap]:
@@ -61,7 +63,13 @@ def layer_maps(gen, step: int, windows=()) -> list[LayerMap]:
         reads = policy.visible(at, m, window)[0]  # [m]
         cache = gen.cache[layer]
         kv = cache.keys.shape[0]
-        maps.append(LayerMap(layer, rows, model_reads & ~reads, ~model_reads, kv, cache.kv_group))
+        edited = tuple(
+            sorted(
+                {(e.head, e.position) for e in policy.edits if e.layer == layer and e.position < m}
+            )
+        )
+        evicted = model_reads & ~reads
+        maps.append(LayerMap(layer, rows, evicted, ~model_reads, kv, cache.kv_group, edited))
     return maps
 
 
@@ -192,22 +200,36 @@ class CacheFigure(QWidget):
         painter.drawText(QRect(2, top, self.width() - 4, TITLE_H), Qt.AlignVCenter, title)
         painter.setFont(QFont(self.font()))
         y0 = top + TITLE_H
-        levels = np.clip(mp.weights / self.top, 0.0, 1.0)  # [heads, m]
+        painter.setPen(text)
         for head in range(heads):
-            y = y0 + head * h
-            painter.setPen(text)
-            label = QRect(2, y, LABEL_W - 6, h)
+            label = QRect(2, y0 + head * h, LABEL_W - 6, h)
             painter.drawText(label, Qt.AlignVCenter | Qt.AlignRight, head_label(mp, head))
-            for j in range(m):
-                rect = QRect(LABEL_W + j * w, y, max(1, w - 1), max(1, h - 1))
-                if mp.outside[j]:
-                    painter.fillRect(rect, OUTSIDE)
-                elif mp.evicted[j]:
-                    painter.fillRect(rect, EVICTED)
-                    painter.fillRect(rect, QBrush(Qt.white, Qt.BDiagPattern))
-                else:
-                    r, g, b = self._lut[int(round(levels[head, j] * 255))][:3]
-                    painter.fillRect(rect, QColor(int(r), int(g), int(b)))
+        area = QRect(LABEL_W, y0, m * w, heads * h)
+        painter.drawImage(area, self._cells(mp))  # one pixel a cell, scaled up
+        background = self.palette().window().color()
+        painter.setPen(QPen(background, 1))
+        if w >= 5:  # a gap between the cells
+            for j in range(1, m + 1):
+                painter.drawLine(LABEL_W + j * w - 1, y0, LABEL_W + j * w - 1, y0 + heads * h - 1)
+        if h >= 5:
+            for head in range(1, heads + 1):
+                y = y0 + head * h - 1
+                painter.drawLine(LABEL_W, y, LABEL_W + m * w - 1, y)
+        for j in np.flatnonzero(mp.evicted):
+            column = QRect(LABEL_W + int(j) * w, y0, max(1, w - 1), heads * h - 1)
+            painter.fillRect(column, QBrush(Qt.white, Qt.BDiagPattern))
+        painter.setPen(QPen(Qt.white, 1))
+        painter.setBrush(QBrush(EDITED))
+        for g, j in mp.edited:  # a corner on each edited cached vector's rows
+            for head in range(g * mp.group, (g + 1) * mp.group):
+                x, y = LABEL_W + j * w, y0 + head * h
+                corner = [
+                    QPoint(x, y),
+                    QPoint(x + max(3, w // 2), y),
+                    QPoint(x, y + max(3, h // 2)),
+                ]
+                painter.drawPolygon(corner)
+        painter.setBrush(Qt.NoBrush)
         for g in range(1, mp.kv_heads):  # a line between the K/V groups
             y = y0 + g * mp.group * h - 1
             painter.setPen(QPen(text, 1))
@@ -219,6 +241,18 @@ class CacheFigure(QWidget):
         if mp.layer == self.selected_layer:
             painter.setPen(QPen(self.palette().highlight().color(), 2))
             painter.drawRect(QRect(LABEL_W - 2, y0 - 2, m * w + 3, heads * h + 3))
+
+    def _cells(self, mp: LayerMap) -> QImage:
+        """``mp``'s cells as an image, a pixel each: the colour map of the weights, grey where
+        the policy evicted a position, light grey outside the layer's window."""
+        levels = np.clip(mp.weights / self.top, 0.0, 1.0)  # [heads, m]
+        rgb = self._lut[np.rint(levels * 255).astype(int)][..., :3]  # [heads, m, 3]
+        rgb[:, mp.evicted] = (EVICTED.red(), EVICTED.green(), EVICTED.blue())
+        rgb[:, mp.outside] = (OUTSIDE.red(), OUTSIDE.green(), OUTSIDE.blue())
+        rgb = np.ascontiguousarray(rgb, dtype=np.uint8)
+        heads, m = levels.shape
+        image = QImage(rgb.data, m, heads, 3 * m, QImage.Format.Format_RGB888)
+        return image.copy()  # owns its pixels
 
     # -- mouse -----------------------------------------------------------------------------
     def tooltip_at(self, point: QPoint) -> str:
@@ -236,7 +270,8 @@ class CacheFigure(QWidget):
         if mp.evicted[j]:
             return f"{where}: evicted by the cache policy (weight 0)"
         weight = format_number(float(mp.weights[head, j]), 4, display=True)
-        return f"{where}: weight {weight}"
+        edited = " (its cached K or V is edited)" if (head // mp.group, j) in mp.edited else ""
+        return f"{where}: weight {weight}{edited}"
 
     def mouseMoveEvent(self, event) -> None:  # noqa: N802 - Qt's name
         """Show the hovered cell's number."""

@@ -166,8 +166,10 @@ class CacheView(QWidget):
         m = gen.steps[step].position + 1
         picked = self.controls.picked if self.controls.kind() == "evict" else ()
         self.figure.set_maps(maps, gen.tokens[:m], picked, self.layer)
-        top = f"{self.figure.top:.2f}"
-        self.legend.setText(LEGEND.format(top=top))
+        legend = LEGEND.format(top=f"{self.figure.top:.2f}")
+        if any(mp.edited for mp in maps):
+            legend += " · orange corner: an edited cached K or V"
+        self.legend.setText(legend)
 
     def _enable(self) -> None:
         busy = bool(getattr(self.state, "busy", lambda: False)())
