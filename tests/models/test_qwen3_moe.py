@@ -159,6 +159,8 @@ def test_greedy_generation_matches_transformers(moe_folder):
         ({"num_experts_per_tok": 7}, "num_experts_per_tok"),
         ({"norm_topk_prob": "yes"}, "norm_topk_prob"),
         ({"use_sliding_window": True}, "use_sliding_window"),
+        ({"decoder_sparse_step": 0}, "decoder_sparse_step"),
+        ({"mlp_only_layers": "0"}, "mlp_only_layers"),
     ],
 )
 def test_what_is_not_implemented_is_refused_by_name(moe_folder, tmp_path, change, named):

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from attention_explorer.pretrained.experts.plan import ExpertsPlan
+from attention_explorer.pretrained.model_errors import ModelError
 
 _M = "layers.{i}.mlp."
 
@@ -32,20 +33,38 @@ QUANTIZED = {
 }
 
 
+def _count(config: Mapping, key: str, default: int, least: int = 0) -> int:
+    """An integer setting (``default`` when absent or null), at least ``least``."""
+    value = config.get(key)
+    value = default if value is None else value
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise ModelError(
+            "config", f"config.json sets {key} {value!r}; expected an integer >= {least}"
+        )
+    return value
+
+
+def _layer_index(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
 def qwen3_moe_sparse(config: Mapping, layer: int) -> bool:
     """Qwen3-MoE's rule: a layer is sparse unless listed in ``mlp_only_layers``, when there
     are experts and ``(layer + 1) % decoder_sparse_step == 0``."""
-    count = config.get("num_experts", config.get("num_local_experts", 128)) or 0
-    step = config.get("decoder_sparse_step") or 1
-    return (
-        layer not in (config.get("mlp_only_layers") or []) and count > 0 and (layer + 1) % step == 0
-    )
+    key = "num_experts" if config.get("num_experts") is not None else "num_local_experts"
+    count = _count(config, key, 128)
+    step = _count(config, "decoder_sparse_step", 1, least=1)
+    dense = config.get("mlp_only_layers") or []
+    if not isinstance(dense, list) or not all(_layer_index(i) for i in dense):
+        raise ModelError(
+            "config", f"config.json sets mlp_only_layers {dense!r}; expected a list of layers"
+        )
+    return layer not in dense and count > 0 and (layer + 1) % step == 0
 
 
 def first_k_dense(config: Mapping, layer: int) -> bool:
     """DeepSeek-V3's rule: the first ``first_k_dense_replace`` layers are dense."""
-    first = config.get("first_k_dense_replace")
-    return layer >= (3 if first is None else int(first))
+    return layer >= _count(config, "first_k_dense_replace", 3)
 
 
 QWEN3_MOE = ExpertsPlan(
