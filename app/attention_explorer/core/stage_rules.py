@@ -135,7 +135,8 @@ def _softcap_caption(name: str, config, trace) -> str:
 
 def _normalizer_caption(name: str, config, trace) -> str:
     per = "cell" if config.normalizer == "sigmoid" else "row"
-    return f"{config.normalizer}\nper {per}"
+    sink = "\n+ the sink" if getattr(config, "attention_sinks", False) else ""
+    return f"{config.normalizer}\nper {per}{sink}"
 
 
 def _sinks_caption(name: str, config, trace) -> str:

@@ -115,5 +115,7 @@ class Trace:
         """Labels of the columns of stage ``name``: key tokens for score-like stages, else dims."""
         if CATALOGUE[name].cols == "keys":
             return self.kv_tokens
+        if CATALOGUE[name].cols == "sink":  # one column: the head's sink (attention sinks)
+            return ("sink",)
         width = self.stage(name, self.heads[0] if self.heads else 0).shape[-1]
         return tuple(str(i) for i in range(width))
