@@ -182,29 +182,43 @@ def test_the_latent_arithmetic_agrees_with_transformers_deepseek_cache():
     assert size.mha.numbers == 4 * (8 + 4 + 8) and size.mla.numbers == 16 + 4
 
 
-def test_a_deepseek_generations_latent_cache_holds_the_latent_price(tmp_path):
-    """ae.generate on a tiny DeepSeek-V3: each layer's ``.latent [positions, kv_lora_rank]``
-    and ``.rope_key [positions, rope]`` hold exactly the latent price of ae.cache_size."""
-    from dataclasses import fields
-
-    from attention_explorer.generation import LayerCache
-
-    if "latent" not in {f.name for f in fields(LayerCache)}:
-        pytest.skip("the latent cache (LayerCache.latent) has not landed in generation yet")
+@pytest.fixture(scope="module")
+def deepseek_gen(tmp_path_factory):
+    """Helper C's tiny DeepSeek-V3 (kv_lora 16, rope 8, 4 heads; layer 1 routes to experts)."""
     pytest.importorskip("transformers")
-    from tests.models.conftest import random_checkpoint
+    from tests.models.test_deepseek_v3 import make_deepseek
 
-    config = {k: v for k, v in TINY_DEEPSEEK.items() if k != "vocab_size"}
-    random_checkpoint(tmp_path, "DeepseekV3Config", "DeepseekV3ForCausalLM", **config)
-    size = ae.cache_size(tmp_path, "float64")
-    assert size.shape.latent and size.own.per_layer == (16 + 4) * 8  # float64
-    out = ae.generate(tmp_path, PROMPT, STEPS, dtype="float64")
+    return make_deepseek(tmp_path_factory.mktemp("deepseek-size"), first_k_dense_replace=1)
+
+
+def test_a_deepseek_generations_latent_cache_holds_the_latent_price(deepseek_gen):
+    """The generation's own steps on a tiny DeepSeek-V3 (those Stepper.step runs): each
+    layer's ``.latent [positions, kv_lora_rank]`` and ``.rope_key [positions, rope]`` hold
+    exactly the latent price of ae.cache_size, and the keys and values up-projected from
+    them for the views hold the multi-head price."""
+    from tests.generation.test_latent_cache import greedy
+
+    size = ae.cache_size(deepseek_gen, "float64")
+    assert size.shape.design == "mla" and size.own.numbers == 16 + 8
+    _, _, cache, n = greedy(deepseek_gen, STEPS)
+    fed = n + STEPS - 1
+    for layer in cache:
+        assert layer.latent.shape == (fed, 16) and layer.rope_key.shape == (fed, 8)
+        assert layer.latent.nbytes + layer.rope_key.nbytes == size.own.per_layer * fed
+        assert layer.nbytes == size.own.per_layer * fed  # what the cache view reports
+        assert layer.bytes_per_position == size.own.per_layer
+        assert layer.keys.nbytes + layer.values.nbytes == size.mha.per_layer * fed
+    assert sum(layer.nbytes for layer in cache) == size.held(fed) == size.own.all_layers * fed
+
+
+@pytest.mark.xfail(
+    raises=AttributeError,
+    strict=True,
+    reason="generation/stepper.py reads layers[0].W_V, which a latent layer lacks: "
+    "it needs step.widths(w0) (helper D's file); remove this mark when it does",
+)
+def test_ae_generate_on_deepseek_holds_the_latent_price(deepseek_gen):
+    size = ae.cache_size(deepseek_gen, "float64")
+    out = ae.generate(deepseek_gen, PROMPT, STEPS, dtype="float64")
     fed = out.prompt_length + STEPS - 1
-    held = 0
-    for layer in out.cache:
-        assert layer.latent.shape == (fed, 16) and layer.rope_key.shape == (fed, 4)
-        arrays = layer.latent.nbytes + layer.rope_key.nbytes
-        assert arrays == size.own.per_layer * fed
-        held += arrays
-    assert held == size.held(fed) == size.own.all_layers * fed
-    assert out.cache_bytes == held  # what the cache view reports is the latent's bytes
+    assert out.cache_bytes == size.held(fed) == size.own.all_layers * fed
