@@ -106,7 +106,7 @@ def test_run_n_copies_the_list_with_each_steps_token_probability_rank_and_top_10
     assert dialog.state.generation.ids == expected.ids
     table = panel.steps_table
     assert _column(table, 2) == ["fox", "owl", "bee", "hen"]  # the list, copied
-    assert _column(table, 0) == ["1", "2", "3", "4"]
+    assert _column(table, 0) == ["0", "1", "2", "3"]  # counted from 0, as the cache view and API
     assert _column(table, 1)[0] == "dog (7)"  # the prompt's last token asked first
     assert _column(table, 3) == [percent(s.probability) for s in expected.steps]
     assert _column(table, 4) == ["1"] * 4  # greedy: the model's first choice
@@ -118,10 +118,10 @@ def test_run_n_copies_the_list_with_each_steps_token_probability_rank_and_top_10
     assert top.item(0, 1).text() == "hen  ◀ chosen" and top.item(0, 1).font().bold()
     assert _column(top, 2) == [percent(p) for _, p in last.top(10)]
     assert percent(0.0001) == "<0.1%" and percent(0.0) == "0.0%" and percent(0.5) == "50.0%"
-    assert "Step 4" in panel.top_title.text() and "“bee” (position 10)" in panel.top_title.text()
+    assert "Step 3" in panel.top_title.text() and "“bee” (position 10)" in panel.top_title.text()
     table.selectRow(0)  # another step chosen: the state and the top 10 follow
     assert dialog.state.selected_step == 0
-    assert top.item(0, 1).text() == "fox  ◀ chosen" and "Step 1" in panel.top_title.text()
+    assert top.item(0, 1).text() == "fox  ◀ chosen" and "Step 0" in panel.top_title.text()
 
 
 def test_n_steps_are_run_n_and_a_changed_setting_starts_again(qtbot, model_window):

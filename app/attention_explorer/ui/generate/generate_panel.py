@@ -288,7 +288,7 @@ class GeneratePanel(QWidget):
         if step is not None:
             query = shown(generation.tokens[step.position])
             self.top_title.setText(
-                f"Step {state.selected_step + 1}: the 10 most probable tokens after "
+                f"Step {state.selected_step}: the 10 most probable tokens after "
                 f"“{query}” (position {step.position})"
             )
         text_of = str if state.loaded is None else Vocabulary(state.loaded).token_text

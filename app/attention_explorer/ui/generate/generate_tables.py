@@ -66,7 +66,7 @@ class StepsTable(QTableWidget):
 
     HEADERS = ["Step", "Query (position)", "Chosen token", "Probability", "Model's rank"]
     TIPS = [
-        "Step i chose generated token i",
+        "Step i chose generated token i, counted from 0 as layers, heads and positions are",
         "The token whose query predicted this step (at step 1 the prompt's last token), "
         "with its position",
         "The token this step chose",
@@ -90,7 +90,7 @@ class StepsTable(QTableWidget):
         for i, step in enumerate(steps):
             query = shown(generation.tokens[step.position])
             cells = (
-                _item(str(i + 1), align_right=True),
+                _item(str(i), align_right=True),
                 _item(f"{query} ({step.position})"),
                 _item(shown(step.text), tip=f"token id {step.token}"),
                 _item(percent(step.probability), align_right=True),
