@@ -91,3 +91,23 @@ def test_a_query_edit_says_it_is_not_the_cache(qtbot, window):
         type_into_cell(qtbot, editor, 0, 0, "3")
     assert said.args[0].startswith("Q is this step's query, not part of the cache")
     assert state.policy is None and view.message.text() == said.args[0]
+
+
+def test_the_generate_windows_cache_tab_opens_a_step_in_the_main_window(qtbot, window):
+    """Through the real Generate window (Model > Generate…): with no wiring of its own, the
+    cache view finds the main window it sits under and opens the step there."""
+    window.context.model.loaded = load_model("tiny-induction")
+    dialog = window.generate.show()
+    view, state = dialog.cache_view, dialog.state
+    with qtbot.waitSignal(state.running, timeout=WAIT, check_params_cb=lambda b: not b):
+        state.run(GenerateSettings(WORDS), 3)
+    view.layer_box.setValue(1)
+    view.open_button.click()
+    assert view.opener is not None
+    data = window.session.data()
+    s = state.generation.steps[2]
+    assert data.name.endswith("step 2, layer 1") and data.tokens == (
+        state.generation.tokens[s.position],
+    )
+    np.testing.assert_array_equal(data.inputs.K, state.generation.cache[1].keys)
+    dialog.close()

@@ -204,3 +204,17 @@ def test_empty_state_and_fits_a_small_screen(qtbot):
     assert not view.open_button.isEnabled()
     hint = view.minimumSizeHint()
     assert hint.width() <= 1000 and hint.height() <= 640
+
+
+def test_a_new_policy_keeps_the_edits_and_full_drops_them(shown):
+    state, view = shown
+    edit = {"layer": 1, "head": 0, "position": 2, "key": [0.0] * 64}
+    state.policy = {"window": 4, "edit": [edit]}
+    view.controls.radios["sinks"].setChecked(True)
+    view.controls.sinks.setValue(2)
+    view.controls.window.setValue(5)
+    assert view.chosen_policy() == {"sinks": 2, "window": 5, "edit": [edit]}
+    view.controls.radios["full"].setChecked(True)
+    assert view.chosen_policy() is None
+    view.controls.radios["evict"].setChecked(True)
+    assert not view.apply() and "pick them" in view.message.text()

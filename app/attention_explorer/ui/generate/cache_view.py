@@ -45,6 +45,7 @@ class CacheView(QWidget):
         super().__init__(parent)
         self.state = state
         self.layer = 0
+        self.opener = None  # the StepOpener, once connected (open_step.connect_open_step)
         self._policy_shown: object = ()
         self.heading = plain_label(EMPTY)
         self.step_box = QSpinBox()
@@ -216,6 +217,26 @@ class CacheView(QWidget):
         return started is not False
 
     def open_layer(self) -> None:
-        """Ask to open the chosen layer of the shown step in the explorer."""
-        if self.state.generation is not None:
-            self.open_requested.emit(self._step(), self.layer)
+        """Ask to open the chosen layer of the shown step in the explorer (wiring itself to
+        the main window it sits under when nothing was connected:
+        :func:`~.open_step.connect_open_step`)."""
+        if self.state.generation is None:
+            return
+        if self.opener is None:
+            main = main_window_of(self)
+            if main is not None:
+                from .open_step import connect_open_step
+
+                connect_open_step(main, self.state, self)
+        self.open_requested.emit(self._step(), self.layer)
+
+
+def main_window_of(widget: QWidget):
+    """The explorer's main window ``widget`` sits under (a parent with a ``document`` and a
+    ``session``, e.g. through the Generate window's parent), or None."""
+    node = widget.parent()
+    while node is not None:
+        if hasattr(node, "document") and hasattr(node, "session"):
+            return node
+        node = node.parent()
+    return None
