@@ -280,3 +280,21 @@ def test_the_record_reads_the_sinks_as_a_tensor_role(oss_folder):
     assert config["model_type"] in arch.model_types
     w = load_model(oss_folder).weights
     assert w.layers[0].sinks.shape == (4,) and w.window_of(0) == 6 and w.window_of(1) is None
+
+
+def test_a_layer_with_an_edited_sink_saves_by_reference_and_loads(oss_folder, tmp_path):
+    session = ae.from_model(oss_folder, TEXT, layer=1)
+    assert "sink logit" in session.description
+    sinks = np.array(session.inputs.sinks, dtype=np.float64)  # [heads]
+    sinks[1] += 2.0
+    edited = replace(session, inputs=session.inputs.with_changes(sinks=sinks))
+    path = ae.save(edited, tmp_path / "edited.json")
+    saved = json.loads(path.read_text())
+    assert "changes" in json.dumps(saved) and "W_Q" not in json.dumps(saved)  # by reference
+    back = ae.load(path)
+    assert back.config.attention_sinks and np.array_equal(back.inputs.sinks, sinks)
+    np.testing.assert_allclose(
+        ae.compute(back, dtype="float64")["weights"],
+        ae.compute(edited, dtype="float64")["weights"],
+        atol=1e-12,
+    )

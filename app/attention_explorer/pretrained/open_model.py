@@ -167,6 +167,11 @@ def from_model(
     # direct mode says why (the layer's own RoPE and window: layer_view)
     why = rotary_note(layer_view(w, layer)) if config.mode == "direct" else ""
     note = model_source_note(loaded.name, layer, text, pre) + why
+    if config.attention_sinks:  # gpt-oss: say where the rows' missing weight goes
+        note += (
+            " Each head's softmax also holds its learned sink logit (inputs.sinks), so a row's "
+            "weights sum to 1 − the weight the sink takes (the sink_weight stage)."
+        )
     return SessionData(
         tokens=toks.tokens,
         config=config,
