@@ -222,3 +222,19 @@ def test_ae_generate_on_deepseek_holds_the_latent_price(deepseek_gen):
     out = ae.generate(deepseek_gen, PROMPT, STEPS, dtype="float64")
     fed = out.prompt_length + STEPS - 1
     assert out.cache_bytes == size.held(fed) == size.own.all_layers * fed
+
+
+def test_gpt_oss_alternating_sliding_layers_hold_what_the_arithmetic_says(tmp_path):
+    """Helper B's tiny gpt-oss: grouped-query attention, a sliding layer beside a full one
+    (the sink logits cache nothing)."""
+    pytest.importorskip("transformers")
+    from tests.models.test_gpt_oss import make_gpt_oss
+
+    folder = make_gpt_oss(tmp_path)
+    size = ae.cache_size(folder, "float64")
+    assert size.shape.design == "gqa" and size.shape.windows[1] is None
+    out = ae.generate(folder, PROMPT, STEPS, dtype="float64")
+    fed = out.prompt_length + STEPS - 1
+    held = held_positions(size.shape, fed)
+    assert held == [len(layer.positions) for layer in out.cache] and held[0] < held[1] == fed
+    assert out.cache_bytes == size.held(fed)
