@@ -53,10 +53,12 @@ SIZES = dict(
 YARN = {
     "rope_scaling": {
         "type": "yarn",
-        "factor": 4.0,
-        "original_max_position_embeddings": 16,
-        "mscale": 1.0,
-        "mscale_all_dim": 1.0,
+        "factor": 8.0,
+        "original_max_position_embeddings": 8,
+        "mscale": 1.0,  # cos and sin times mscale(8, 1) / mscale(8, 0.5)
+        "mscale_all_dim": 0.5,  # the scores times mscale(8, 0.5)²
+        "beta_fast": 16,
+        "beta_slow": 2,
     }
 }
 VARIANTS = {
@@ -141,6 +143,8 @@ def test_deepseek_v3_matches_the_exact_reference(checkpoints, variant, weights, 
     print(f"parity deepseek_v3 {variant} {weights} {backend}: {worst} (peak {peak:.2f})")
     assert max(worst.values()) <= TOL, worst
     assert reference.calls["rms_norm"] > 0 and reference.calls["softmax"] == 2
+    if variant == "experts":  # layer 1's router ran in float64 too
+        assert reference.calls["router"] == 1
     if weights == "sharp":
         assert abs(peak - 0.6) < 0.02, peak
     assert np.abs(run.logits).max() < 100 and np.isfinite(run.hidden).all()
@@ -154,8 +158,9 @@ def test_the_score_factor_under_yarn_and_the_latent_norms_epsilon(checkpoints):
     folder, _ = checkpoints("yarn-mscale")
     w = load_model(folder).weights
     assert w.latent.qk_dim == 16 and w.d_k == 16 and w.latent.eps == 1e-6 and w.eps == 1e-5
-    m = 0.1 * np.log(4.0) + 1.0
+    m = 0.1 * 0.5 * np.log(8.0) + 1.0
     assert w.scales[0] == pytest.approx(m * m / 4.0, rel=1e-15)
+    assert w.rotary.factor == pytest.approx((0.1 * np.log(8.0) + 1.0) / m, rel=1e-15)
 
 
 @pytest.mark.parametrize("backend", ["numpy", "torch"])

@@ -112,3 +112,10 @@ def attend_latent(w, layer: int, x, knocked: Iterable[int] = (), out=None):
     concat = ops.knock_out(ops.merge_heads(mixed), tuple(knocked), w.heads)  # [n, h*v_dim]
     lw = w.layers[layer]
     return p, ops.linear(concat, lw.W_O, lw.b_O)  # [h, n, n], [n, d]
+
+
+def head_values(w, layer: int, x):
+    """The values each head of latent layer ``layer`` reads for ``x [n, d]``: ``[heads, n,
+    v_dim]``, its ``kv_b`` up-projection of each token's latent (what the causal tools
+    patch and attribute head by head)."""
+    return latent_stages(ops_for(x), w, layer, x).v
