@@ -8,7 +8,8 @@ layer's projections (:func:`~attention_explorer.pretrained.kernel.projections`),
 k and v are written into the cache (:class:`KVCache`, after RoPE); the scores of q against
 every cached key are scaled by the layer's factor, soft-capped where the model caps them,
 hidden where the causal rule, the layer's sliding window or the cache policy hides them, and
-softmaxed; the heads' outputs go through W_O. Everything else is the model run's own
+softmaxed (with the head's sink logit in each row's denominator where the layer has attention
+sinks, gpt-oss); the heads' outputs go through W_O. Everything else is the model run's own
 (``embed``, ``attention_input``, ``rest_of_layer``, ``output_logits``).
 
 The prefill checks itself against the model run's attention block
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attention_explorer.engine.variants.sink_logit import sink_softmax
 from attention_explorer.kernels import ops_for
 from attention_explorer.pretrained.checkpoint.weights import ModelWeights
 from attention_explorer.pretrained.kernel import attend, projections, qk_normed, soft_cap
@@ -148,10 +150,13 @@ def _core(ops, w: ModelWeights, layer: int, q, keys, values, visible):
 
             blocked = torch.from_numpy(blocked).to(s.device)
         s = ops.mask_scores(s, blocked=blocked)
-    p = ops.softmax(s)  # [h, t, m]
+    lw = w.layers[layer]
+    if lw.sinks is None:
+        p = ops.softmax(s)  # [h, t, m]
+    else:  # gpt-oss: each head's sink logit in its rows' denominators (evicted keys stay 0)
+        p, _ = sink_softmax(s, lw.sinks)  # [h, t, m]
     mixed = ops.combine(p.reshape(kv, group * t, m), values)  # [kv, g*t, d_v]
     mixed = mixed.reshape(heads, t, values.shape[-1])  # [h, t, d_v]
-    lw = w.layers[layer]
     return p, ops.linear(ops.merge_heads(mixed), lw.W_O, lw.b_O)  # [h, t, m], [t, d]
 
 
