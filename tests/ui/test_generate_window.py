@@ -234,3 +234,20 @@ def test_no_label_shows_rich_text_and_the_window_fits_1366x768(qtbot, model_wind
     assert shown(" ") == "␣" and shown("\n") == "↵" and shown("") == "(empty)"
     hint = dialog.minimumSizeHint()
     assert hint.width() <= 1366 and hint.height() <= 700, hint
+
+
+def test_the_kv_cache_tab_opens_the_selected_steps_layer_in_the_window(qtbot, model_window):
+    load(qtbot, model_window, TINY, WORDS)
+    dialog = _open(qtbot, model_window)
+    panel = dialog.panel
+    panel.temperature_spin.setValue(0)
+    panel.steps_spin.setValue(3)
+    _click_and_wait(qtbot, dialog, panel.run_button)
+    panel.tabs.setCurrentWidget(dialog.cache_view)
+    assert panel.tabs.tabText(panel.tabs.currentIndex()) == "KV cache"
+    panel.steps_table.selectRow(1)  # the cache view follows the step chosen in the tokens
+    with qtbot.waitSignal(dialog.opener.opened, timeout=WAIT) as opened:
+        qtbot.mouseClick(dialog.cache_view.open_button, Qt.MouseButton.LeftButton)
+    data = opened.args[0]
+    assert model_window.session.data().tokens == data.tokens  # the main window shows it
+    assert data.tokens == ("fox",)  # step 1's query: the token step 0 wrote, fed back

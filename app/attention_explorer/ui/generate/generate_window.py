@@ -1,6 +1,7 @@
 """Model > Generate… (Ctrl+Shift+G): a non-modal window in which the Model panel's model
 writes one token at a time (:class:`~.generate_panel.GeneratePanel`), with the KV cache
-view (``cache_view.CacheView``, when that module is present) as a tab beside the tokens.
+view (:class:`~.cache_view.CacheView`) as a tab beside the tokens, whose "Open this step's
+layer" opens it in the main window (:func:`~.open_step.connect_open_step`).
 :class:`GenerateLauncher` makes the menu action and the window (once; shown again, not
 rebuilt). Without a model the window says so and offers to show the Model panel. Closing the
 window stops what runs.
@@ -8,31 +9,23 @@ window stops what runs.
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QSettings
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QDialog, QMenu, QWidget
 
+from attention_explorer.ui.generate.cache_view import CacheView
 from attention_explorer.ui.generate.generate_panel import GeneratePanel
 from attention_explorer.ui.generate.generate_state import GenerateState
+from attention_explorer.ui.generate.open_step import connect_open_step
 from attention_explorer.ui.widgets import layout_parts as parts
-
-CACHE_VIEW = "attention_explorer.ui.generate.cache_view"
-
-
-def cache_view_for(state: GenerateState) -> QWidget | None:
-    """The KV cache view over ``state`` (None while the cache view's module is absent)."""
-    if importlib.util.find_spec(CACHE_VIEW) is None:
-        return None
-    module = importlib.import_module(CACHE_VIEW)
-    return module.CacheView(state)
 
 
 class GenerateWindow(QDialog):
-    """The Generate window over model mode's ``model_state``; its choices are kept in
-    ``settings``; ``show_model()`` loads the model ``offer()`` names (the open session's), or
+    """The Generate window over model mode's ``model_state``, a child of the main window
+    ``parent`` (where a step's layer opens); its choices are kept in ``settings``;
+    ``show_model()`` loads the model ``offer()`` names (the open session's), or
     brings the Model panel forward to choose one when it names none."""
 
     def __init__(
@@ -48,9 +41,10 @@ class GenerateWindow(QDialog):
         self.setModal(False)
         self.state = GenerateState(model_state, self)
         self.panel = GeneratePanel(self.state, settings, offer)
-        self.cache_view = cache_view_for(self.state)
-        if self.cache_view is not None:
-            self.panel.tabs.addTab(self.cache_view, "KV cache")
+        self.cache_view = CacheView(self.state)
+        self.panel.tabs.addTab(self.cache_view, "KV cache")
+        # "Open this step's layer" opens it in the main window (the parent) as its document
+        self.opener = connect_open_step(parent, self.state, self.cache_view) if parent else None
         if show_model is not None:
             self.panel.load_requested.connect(show_model)
         parts.column(self, self.panel).setContentsMargins(6, 6, 6, 6)
