@@ -6,6 +6,10 @@ attends to most (top k), how far back or ahead attention reaches (a histogram of
 distance key − query, weighted by attention) and which keys collect weight from every query
 (attention sinks). Pure numpy, no state: the window's summary view and tests both call these.
 Rows are read in blocks, so a stage whose rows are recomputed when read is never held whole.
+Under learned sink logits (gpt-oss, the engine's ``attention_sinks``) a row sums to 1 − the
+sink's weight: every summary here reads the keys' share as it is (the entropy of those
+weights, their masses), never renormalised, so a head that gives its weight to its sink
+shows little mass on any key.
 """
 
 from __future__ import annotations
