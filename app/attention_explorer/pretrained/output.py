@@ -112,7 +112,10 @@ class RunOutputs:
             return None
         cached = _ROUTES.setdefault(self, {})
         if layer not in cached:
-            cached[layer] = self._route_again(in_dtype(w, self.dtype), layer)
+            cast = self.model.cast  # the model's weights in the run's dtype, as the run keeps them
+            if self.dtype not in cast:
+                cast[self.dtype] = in_dtype(w, self.dtype)
+            cached[layer] = self._route_again(cast[self.dtype], layer)
         return cached[layer]
 
     def _route_again(self, w, layer: int) -> Routing:
