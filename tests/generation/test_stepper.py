@@ -62,15 +62,17 @@ def test_n_steps_are_generate_with_n_steps(settings):
     same_generation(stepped(TINY, repeated_list(), 8, **settings), expected)
 
 
-def test_steps_past_the_first_room_grow_the_cache(llama_gen):
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_steps_past_the_first_room_grow_the_cache(llama_gen, backend):
+    if backend == "torch":
+        pytest.importorskip("torch")
     steps = FIRST_ROOM + 6  # the Llama has no learned positions: the cache doubles midway
-    stepper = Stepper(llama_gen, PROMPT, temperature=1.0, seed=5)
+    settings = {"temperature": 1.0, "seed": 5, "backend": backend}
+    stepper = Stepper(llama_gen, PROMPT, **settings)
     for _ in range(steps):
         stepper.step()
     assert stepper.room > len(stepper.toks.ids) + FIRST_ROOM - 1
-    same_generation(
-        stepper.result(), ae.generate(llama_gen, PROMPT, steps, temperature=1.0, seed=5)
-    )
+    same_generation(stepper.result(), ae.generate(llama_gen, PROMPT, steps, **settings))
 
 
 def test_a_result_is_not_changed_by_later_steps():
