@@ -146,3 +146,14 @@ def test_the_description_names_rope_only_where_the_layer_has_it(llama_gen):
     assert "RoPE" not in step_session(TINY, tiny, 1, 0).description  # learned positions
     llama = ae.generate(llama_gen, PROMPT, 2, dtype="float64")
     assert "keys after RoPE" in step_session(llama_gen, llama, 1, 0).description
+
+
+def test_a_generation_the_model_no_longer_gives_is_refused():
+    import dataclasses
+
+    gen = ae.generate(TINY, tiny_prompt(), 2, dtype="float64")
+    step = gen.steps[1]
+    other = dataclasses.replace(step, attentions=step.attentions[::-1].copy())  # layers swapped
+    changed = dataclasses.replace(gen, steps=(gen.steps[0], other))
+    with pytest.raises(GenerationError, match="no longer gives this generation's step 1"):
+        step_session(TINY, changed, 1, 0)
