@@ -148,6 +148,23 @@ FAMILIES = {
             **dict.fromkeys(("pad_token_id", "bos_token_id", "eos_token_id"), 0),
         },
     ),
+    "deepseek_v3": (  # latent attention, dense layers (tests/models/test_deepseek_v3.py: experts)
+        "DeepseekV3Config",
+        "DeepseekV3ForCausalLM",
+        {
+            "num_key_value_heads": 4,
+            "q_lora_rank": 24,
+            "kv_lora_rank": 16,
+            "qk_nope_head_dim": 8,
+            "qk_rope_head_dim": 8,
+            "v_head_dim": 12,
+            "first_k_dense_replace": LAYERS,
+            "n_routed_experts": 4,
+            "n_group": 2,
+            "topk_group": 1,
+            "num_experts_per_tok": 2,
+        },
+    ),
 }
 ROTARY = (
     "llama",
@@ -168,10 +185,11 @@ ROTARY = (
     "olmo2",
     "qwen2-sliding",
     "smollm3",
+    "deepseek_v3",
 )
 #: RMSNorms a layer runs where there are more than 2 (QK-norm, Gemma 2's sandwich norms), and
 #: rotary tables where there is more than one (Gemma 3: one a layer type).
-NORMS_PER_LAYER = {"qwen3": 4, "gemma2": 4, "gemma3": 6, "olmo2": 4}
+NORMS_PER_LAYER = {"qwen3": 4, "gemma2": 4, "gemma3": 6, "olmo2": 4, "deepseek_v3": 4}
 ROTARY_TABLES: dict[str, int] = {"gemma3": 2}
 #: Rotary families whose norms are LayerNorms, which transformers runs in the model's dtype.
 #: The encoders, which read the shared WordPiece tokenizer.
