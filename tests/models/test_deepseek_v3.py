@@ -284,3 +284,21 @@ def test_config_json_written_by_transformers_reads_back(deepseek_folder):
     assert config["head_dim"] == 8 and config["qk_head_dim"] == 16
     run = model_run(deepseek_folder, TEXT)
     assert run.attentions.shape[:2] == (2, 4) and run.dtype == "float32"
+
+
+def test_the_session_note_and_the_causal_values_come_from_the_latent(deepseek_folder):
+    """``latent_note`` says what the direct session holds (for ``from_model``'s description);
+    ``head_values`` (what the causal tools read per head) is the view's up-projected V."""
+    from attention_explorer.pretrained.forward import attention_input, run_layers
+    from attention_explorer.pretrained.latent.attention import head_values
+    from attention_explorer.pretrained.latent.session import latent_note
+    from attention_explorer.pretrained.open_model import load_model
+
+    loaded = load_model(deepseek_folder)
+    w = loaded.weights
+    note = latent_note(w)
+    assert "rank of 24" in note and "c_kv (16 numbers" in note and "k_pe (8 numbers" in note
+    toks = loaded.tokenize(TEXT)
+    h, _ = run_layers(w, toks.ids, toks.type_ids, 1)
+    values = head_values(w, 1, attention_input(w, 1, h))  # [heads, n, v_dim]
+    assert np.abs(values - latent_view(loaded, TEXT, 1).value).max() < 1e-12

@@ -6,7 +6,9 @@ its cache: ``kv_lora + rope`` numbers a token, against ``heads · (nope + rope +
 multi-head attention). Each head's key ``[k_nope ; k_pe]`` and value are ``kv_b`` of the
 latent: they are made once for each new position and kept beside it (the views show them;
 the bytes reported are the latent's), which gives the numbers of up-projecting the whole
-cache at every step, as transformers does, since ``kv_b`` acts on each position alone.
+cache at every step, as transformers does, since ``kv_b`` acts on each position alone. A
+cache policy's edit of a key or value (``generation/policy.py``) changes those per-head
+vectors, which later steps read; the latent and rotary key stay as the model made them.
 """
 
 from __future__ import annotations
