@@ -209,12 +209,16 @@ def test_yarn_without_a_rope_dict_is_gpt_oss_config_default(oss_copy):
     assert session.config.rope_theta == 150000.0 and session.config.rope_factor == 32.0
 
 
-def _sinks_removed(folder):
+def _sinks_changed(folder, shape=None):
+    """Layer 1's sinks removed from the file (``shape`` None) or given another shape."""
     from safetensors.numpy import load_file, save_file
 
     path = folder / "model.safetensors"
     tensors = load_file(path)
-    del tensors["model.layers.1.self_attn.sinks"]
+    if shape is None:
+        del tensors["model.layers.1.self_attn.sinks"]
+    else:
+        tensors["model.layers.1.self_attn.sinks"] = np.zeros(shape, np.float32)
     save_file(tensors, path, metadata={"format": "pt"})
 
 
@@ -226,13 +230,14 @@ def _sinks_removed(folder):
         (dict(sliding_window=None, null=("sliding_window",)), "sliding_window"),
         (dict(attention_bias=False), "attention_bias"),
         ("no sinks", "layers.1.self_attn.sinks"),
+        ("3 sinks", "sinks has shape [3], expected [4]"),
         ("as llama", "gpt_oss"),
     ],
-    ids=["quantized", "layer type", "no window", "bias", "no sinks", "relabelled"],
+    ids=["quantized", "layer type", "no window", "bias", "no sinks", "3 sinks", "relabelled"],
 )
 def test_what_is_not_implemented_is_refused_by_name(oss_copy, change, words):
-    if change == "no sinks":
-        _sinks_removed(oss_copy)
+    if change in ("no sinks", "3 sinks"):
+        _sinks_changed(oss_copy, None if change == "no sinks" else (3,))
     elif change == "as llama":  # gpt-oss attention weights under a Llama label
         rewrite_config(oss_copy, model_type="llama", architectures=["LlamaForCausalLM"])
     else:
