@@ -249,6 +249,7 @@ def _rewrite_tensors(folder, change):
         ({"rope_interleave": "yes"}, "rope_interleave"),
         ({"quantization_config": {"quant_method": "fp8"}}, "quantization_config"),
         ({"q_lora_rank": 0}, "q_lora_rank"),
+        ({"qk_rope_head_dim": 7}, "qk_rope_head_dim 7"),
         ({"rope_scaling": {"type": "yarn", "mscale_all_dim": 1.0}}, "mscale_all_dim"),
         ({"rope_parameters": {"rope_type": "proportional", "factor": 2.0}}, "proportional"),
         ({"hidden_act": "relu2"}, "hidden_act"),
@@ -258,6 +259,12 @@ def _rewrite_tensors(folder, change):
 def test_config_keys_not_implemented_are_refused_by_name(deepseek_copy, changes, named):
     rewrite_config(deepseek_copy, **changes)
     with pytest.raises(ModelError, match=named):
+        model_run(deepseek_copy, TEXT)
+
+
+def test_a_null_rope_interleave_is_refused_by_name(deepseek_copy):
+    rewrite_config(deepseek_copy, null=("rope_interleave",))
+    with pytest.raises(ModelError, match="rope_interleave null"):
         model_run(deepseek_copy, TEXT)
 
 

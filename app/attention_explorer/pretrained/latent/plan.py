@@ -96,9 +96,8 @@ def latent_scale(config: Mapping, layer: int, d_k: int) -> float:
 def check_latent_config(config: Mapping) -> None:
     """The DeepSeek-V3 checks a tuple of accepted values cannot state: every head has its own
     key and value (``num_key_value_heads`` equal to ``num_attention_heads``: transformers'
-    block repeats nothing), a positive ``q_lora_rank`` or null, a rope scaling with
-    ``mscale_all_dim`` that names its factor, and (until the mixture-of-experts feed-forward
-    is read) every layer dense."""
+    block repeats nothing), a positive ``q_lora_rank`` or null, an even ``qk_rope_head_dim``
+    and a rope scaling with ``mscale_all_dim`` that names its factor."""
     heads = config.get("num_attention_heads")
     kv = config.get("num_key_value_heads")
     if kv is not None and kv != heads:
@@ -108,6 +107,13 @@ def check_latent_config(config: Mapping) -> None:
             "latent attention makes a key and a value for every head, so they must be equal",
         )
     positive(config, "q_lora_rank", integer=True, default=Q_LORA_DEFAULT)
+    rope = config.get("qk_rope_head_dim", 64)
+    if isinstance(rope, int) and not isinstance(rope, bool) and rope % 2:
+        raise ModelError(
+            "config",
+            f"config.json sets qk_rope_head_dim {rope}: RoPE turns pairs of dimensions, so it "
+            "must be even",
+        )
     for key in ("rope_scaling", "rope_parameters"):
         rope = config.get(key)
         if isinstance(rope, Mapping) and rope.get("mscale_all_dim") and rope.get("factor") is None:
