@@ -203,3 +203,27 @@ def test_bad_sinks_are_refused_naming_the_field(changes, field):
     with pytest.raises(AttentionInputError) as caught:
         compute(inputs, _config(**changes))
     assert caught.value.field == field
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_rows_in_blocks_over_threads_give_the_same_sink_weights(backend):
+    """A chunk above one block's size goes through its rows in blocks (on several threads
+    on numpy): each block's sink weights land in their rows."""
+    n, logits = 2200, np.array([0.5, 2.0])
+    rng = np.random.default_rng(6)
+    q, k, v = (rng.normal(size=(2, n, 8)) for _ in range(3))
+    config = AttentionConfig(mode="direct", heads=2, mask="causal", attention_sinks=True)
+    trace = compute(
+        AttentionInputs(Q=q, K=k, V=v, sinks=logits),
+        config,
+        Backend(backend),
+        dtype="float64",
+        stages=["weights", "sink_weight"],
+    )
+    s = np.einsum("hnd,hmd->hnm", q, k) / np.sqrt(8)  # [2, n, n]
+    s[:, np.triu(np.ones((n, n), bool), 1)] = -np.inf
+    top = np.maximum(s.max(axis=-1, keepdims=True), logits[:, None, None])  # [2, n, 1]
+    terms, share = np.exp(s - top), np.exp(logits[:, None, None] - top)
+    total = terms.sum(axis=-1, keepdims=True) + share
+    np.testing.assert_allclose(trace["weights"], terms / total, atol=1e-14, rtol=0)
+    np.testing.assert_allclose(trace["sink_weight"], share / total, atol=1e-14, rtol=0)
