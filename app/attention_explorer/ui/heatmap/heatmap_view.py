@@ -23,7 +23,7 @@ from attention_explorer.display import build_frame
 from attention_explorer.engine import explain
 from attention_explorer.ui.heatmap import heatmap_selection as picks
 from attention_explorer.ui.heatmap.fast_image import FastImageItem
-from attention_explorer.ui.heatmap.heatmap_axes import scaled_font
+from attention_explorer.ui.heatmap.heatmap_axes import NamedAxis, scaled_font
 from attention_explorer.ui.heatmap.heatmap_labels import AllAxisLabels
 from attention_explorer.ui.heatmap.heatmap_lazy import OffscreenDeferral
 from attention_explorer.ui.heatmap.heatmap_menu import context_menu
@@ -85,7 +85,7 @@ class HeatmapView(QFrame):
         self.graphics = pg.GraphicsLayoutWidget()
         self.graphics.setMinimumSize(220, 170)  # plus the title above it
         self.graphics.ci.setContentsMargins(2, 8, 2, 2)  # room for half the top row label
-        plot = self.plot = self.graphics.addPlot()
+        plot = self.plot = self.graphics.addPlot(axisItems={"bottom": NamedAxis("bottom")})
         self.axes = AllAxisLabels(plot, self.stage, self.graphics)
         plot.setMenuEnabled(False)
         plot.hideButtons()
