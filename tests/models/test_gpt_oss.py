@@ -199,14 +199,31 @@ def test_each_layer_opens_as_a_projection_session_that_reproduces_it(oss_folder,
         np.testing.assert_allclose(other["weights"], trace["weights"], atol=1e-12, rtol=0)
 
 
-def test_yarn_without_a_rope_dict_is_gpt_oss_config_default(oss_copy):
-    """A config.json without any rope dict or rope_theta runs GptOssConfig's defaults (yarn
-    x32 over 4096, truncate false, base 150000), as transformers does."""
-    rewrite_config(oss_copy, rope_parameters=None, rope_scaling=None, rope_theta=None)
+@pytest.mark.parametrize("written", ["absent", "legacy"])
+def test_rope_as_config_json_may_write_it(oss_copy, written):
+    """Without any rope dict or rope_theta the run is GptOssConfig's defaults (yarn x32 over
+    4096, truncate false, base 150000), as transformers fills them; OpenAI's own config.json
+    layout (``rope_scaling`` with a top-level ``rope_theta``, and keys transformers ignores)
+    reads the same as ``rope_parameters``."""
+    config = json.loads((oss_copy / "config.json").read_text())
+    rope = dict(config["rope_parameters"])
+    if written == "absent":
+        rewrite_config(oss_copy, rope_parameters=None, rope_scaling=None, rope_theta=None)
+    else:
+        theta = rope.pop("rope_theta")
+        rewrite_config(
+            oss_copy,
+            rope_parameters=None,
+            rope_scaling=rope,
+            rope_theta=theta,
+            experts_per_token=2,
+            initial_context_length=64,
+        )
     run = model_run(oss_copy, TEXT, dtype="float64")
     assert_like_reference(run, run_reference(oss_copy, list(run.ids)), TOL)
     session = ae.from_model(oss_copy, TEXT, layer=1)
-    assert session.config.rope_theta == 150000.0 and session.config.rope_factor == 32.0
+    expected = (150000.0, 32.0) if written == "absent" else (500.0, 4.0)
+    assert (session.config.rope_theta, session.config.rope_factor) == expected
 
 
 def _sinks_changed(folder, shape=None):
