@@ -113,3 +113,24 @@ def test_no_result_before_the_first_step_and_no_empty_prompt():
     with pytest.raises(ModelError, match="empty") as info:
         Stepper(TINY, "  ")
     assert "\n" not in str(info.value)
+
+
+@pytest.fixture(scope="module")
+def deepseek_gen(tmp_path_factory):
+    """A tiny DeepSeek-V3 (latent attention: its cache holds c_kv and a rotary key)."""
+    pytest.importorskip("transformers")
+    from tests.models.test_deepseek_v3 import make_deepseek
+
+    return make_deepseek(tmp_path_factory.mktemp("deepseek-stepper"), first_k_dense_replace=1)
+
+
+def test_a_latent_cache_grows_with_its_latent_and_rotary_key(deepseek_gen):
+    steps = FIRST_ROOM + 3  # past the first room: every per-position buffer is copied over
+    stepper = Stepper(deepseek_gen, PROMPT)
+    for _ in range(steps):
+        stepper.step()
+    expected = ae.generate(deepseek_gen, PROMPT, steps)
+    same_generation(stepper.result(), expected)
+    for mine, theirs in zip(stepper.result().cache, expected.cache):
+        assert mine.latent is not None and np.array_equal(mine.latent, theirs.latent)
+        assert np.array_equal(mine.rope_key, theirs.rope_key)

@@ -43,7 +43,7 @@ from .errors import GenerationError
 from .policy import parse_policy
 from .result import Generation, Step
 from .sampling import check_settings, choose, distribution
-from .step import host, new_caches, refusal
+from .step import host, new_caches, refusal, widths
 
 #: Positions a stepper without ``steps`` makes room for after the prompt, before it doubles.
 FIRST_ROOM = 32
@@ -124,7 +124,8 @@ class Stepper:
         else:
             most = self.learned if self.learned is not None else n + MOST_STEPS - 1
         sizes = {"layers": w0.n_layers, "kv_heads": w0.kv_heads, "positions": most}
-        sizes |= {"d_k": w0.d_k, "d_v": w0.layers[0].W_V.shape[1] // w0.kv_heads}
+        d_k, d_v = widths(w0)  # a latent layer's up-projected widths (it has no W_K, W_V)
+        sizes |= {"d_k": d_k, "d_v": d_v}
         self.policy = parse_policy(cache_policy, sizes)
         self.rng = np.random.default_rng(seed)
         self.vocabulary = Vocabulary(loaded)
