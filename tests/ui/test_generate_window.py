@@ -13,7 +13,7 @@ from dataclasses import replace
 
 import numpy as np
 from main_window_checks import open_example
-from model_folders import load, model_window  # noqa: F401
+from model_folders import bert_folder, load, model_window  # noqa: F401
 from PySide6.QtCore import QObject, QSettings, Qt
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QLabel
@@ -251,3 +251,14 @@ def test_the_kv_cache_tab_opens_the_selected_steps_layer_in_the_window(qtbot, mo
     data = opened.args[0]
     assert model_window.session.data().tokens == data.tokens  # the main window shows it
     assert data.tokens == ("fox",)  # step 1's query: the token step 0 wrote, fed back
+
+
+def test_an_encoder_is_named_as_such_and_cannot_be_stepped(qtbot, model_window, bert_folder):
+    load(qtbot, model_window, bert_folder, "the cat sat on the mat")
+    dialog = _open(qtbot, model_window)
+    panel = dialog.panel
+    assert "is an encoder" in panel.model_note.text()
+    assert "load a decoder" in panel.model_note.text()
+    assert not panel.step_button.isEnabled() and not panel.run_button.isEnabled()
+    load(qtbot, model_window, TINY, WORDS)
+    assert panel.step_button.isEnabled() and panel.run_button.isEnabled()

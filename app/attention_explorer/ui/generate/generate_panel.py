@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from attention_explorer.generation.decode import MOST_STEPS, Vocabulary
+from attention_explorer.generation.step import refusal
 from attention_explorer.ui.generate.generate_prefs import (
     MOST_SEED,
     MOST_TEMPERATURE,
@@ -221,6 +222,11 @@ class GeneratePanel(QWidget):
                 else "No model is loaded. Load one in the Model panel (a decoder such as "
                 "tiny-induction or GPT-2), then Step or Run here."
             )
+        elif refusal(loaded.weights):
+            self.model_note.setText(
+                f"{refusal(loaded.weights)}: load a decoder (tiny-induction, GPT-2, a Llama…) "
+                "in the Model panel to generate."
+            )
         else:
             w = loaded.weights
             self.model_note.setText(
@@ -246,7 +252,8 @@ class GeneratePanel(QWidget):
         self.hint.setVisible(bool(self.hint.text()))
 
     def _enable(self) -> None:
-        busy, ready = self.state.busy(), self.state.loaded is not None
+        loaded = self.state.loaded
+        busy, ready = self.state.busy(), loaded is not None and not refusal(loaded.weights)
         self.step_button.setEnabled(ready and not busy)
         self.run_button.setEnabled(ready and not busy)
         self.cancel_button.setEnabled(busy)
