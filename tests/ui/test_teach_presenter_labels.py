@@ -6,7 +6,7 @@ rectangles pyqtgraph draws the tick names in; the usual size is checked as well.
 from __future__ import annotations
 
 import window_fixtures
-from PySide6.QtGui import QImage, QPainter
+from PySide6.QtGui import QFont, QImage, QPainter
 from test_layout import sized
 
 from attention_explorer.ui.heatmap.heatmap_axes import NAME_GAP
@@ -96,3 +96,24 @@ def test_the_usual_size_keeps_its_height(window, qtbot):
     assert gap >= NAME_GAP - 1
     label = axis.label.boundingRect().height()
     assert axis.height() <= axis.textHeight + axis.style["tickTextOffset"][1] + 0.8 * label + 1
+
+
+def test_presenter_row_names_do_not_overlap(window, qtbot):
+    """19 rows at 2.2x: the names are set at the largest size that fits one per row (they
+    were drawn at full size, each on top of the next)."""
+    sized(window, qtbot, 1920, 1080)
+    assert window.open_example("tiny-induction-copy")
+    qtbot.waitUntil(lambda: window.stages.view("scores").frame is not None, timeout=10000)
+    window.menus.teaching.presenter_action.trigger()  # F5
+    _go_to(window, "scores")
+    qtbot.waitUntil(lambda: "scores" in window.stages.gathered())
+    scores = window.stages.view("scores")
+    qtbot.waitUntil(lambda: scores.isVisible() and scores.frame is not None)
+    _painted(scores, qtbot)
+    axis = scores.plot.getAxis("left")
+    rects = sorted((rect for rect, _ in tick_rects(axis)), key=lambda r: r.top())
+    assert len(rects) == 19  # every row named
+    for upper, lower in zip(rects, rects[1:]):
+        assert upper.bottom() <= lower.top() + 2, (upper, lower)  # line spacing, no more
+    normal = QFont(scores.plot.getAxis("left").font()).pointSizeF()
+    assert axis.style["tickFont"].pointSizeF() > normal  # still larger than usual

@@ -121,7 +121,7 @@ class AxisLabels:
             return
         box = self.plot.getViewBox()
         rows, cols = len(frame.row_labels), len(frame.col_labels)
-        row_stride = tick_stride(rows, box.height(), TICK_ROW_PIXELS)
+        row_stride = tick_stride(rows, box.height(), TICK_ROW_PIXELS * self.scale)
         col_stride = tick_stride(cols, box.width(), self._pitch(frame.col_labels, False))
         small = col_stride > 1 and cols <= SMALL_AXIS_CELLS  # a few names: smaller, but all
         if small:

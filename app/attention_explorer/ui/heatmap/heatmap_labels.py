@@ -121,7 +121,7 @@ class AllAxisLabels(AxisLabels):
             if not self._named_one_by_one(frame, across) or pixels <= 1:
                 continue
             axis = self.plot.getAxis(name)
-            fit = fitting_font(labels, pixels / count, across, self.tick_base(), self.scale)
+            fit = self._fit(labels, pixels / count, across)
             if fit is None:
                 continue
             font, chars, levels = fit
@@ -131,6 +131,17 @@ class AllAxisLabels(AxisLabels):
                 for i, t in enumerate(labels)
             ]
             axis.setTicks([ticks, []])
+
+    def _fit(self, labels, pitch: float, across: bool):
+        """:func:`fitting_font` at this scale; in presenter mode, when no font at its scale
+        fits, the largest smaller scale that does: every name a little smaller, rather than
+        names at full size on top of each other (19 rows at 2.2x) or only every k-th."""
+        scale = self.scale
+        while True:
+            fit = fitting_font(labels, pitch, across, self.tick_base(), scale)
+            if fit is not None or scale <= 1.0:
+                return fit
+            scale = max(1.0, scale - 0.2)
 
     def least_height(self, rows: int) -> int:
         """The plot's least height for a stage of ``rows`` rows: one line of the smallest tick
