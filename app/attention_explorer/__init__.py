@@ -36,6 +36,7 @@ API = (
     "head_attribution",
     "generate",
     "cache_size",
+    "latent_view",
 )
 
 __all__ = ["__version__", *API]

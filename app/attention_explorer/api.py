@@ -341,3 +341,14 @@ def cache_size(model, dtype: str = "float32"):
     from attention_explorer.generation.cache_size import cache_size as prices
 
     return prices(model, dtype)
+
+
+def latent_view(model, text: str, layer: int = 0):
+    """The multi-head latent attention stages (DeepSeek-V3) of ``layer`` reading ``text``:
+    each token's latent ``c_kv``, the rotary key shared by the heads, the up-projected keys
+    and values per head, and the cache's bytes per token against full multi-head attention;
+    see :class:`attention_explorer.pretrained.latent.view.LatentView`. A ModelError for a
+    model without latent attention."""
+    from attention_explorer.pretrained.latent.view import latent_view as stages
+
+    return stages(model, text, layer)

@@ -211,12 +211,6 @@ def test_a_deepseek_generations_latent_cache_holds_the_latent_price(deepseek_gen
     assert sum(layer.nbytes for layer in cache) == size.held(fed) == size.own.all_layers * fed
 
 
-@pytest.mark.xfail(
-    raises=AttributeError,
-    strict=True,
-    reason="generation/stepper.py reads layers[0].W_V, which a latent layer lacks: "
-    "it needs step.widths(w0) (helper D's file); remove this mark when it does",
-)
 def test_ae_generate_on_deepseek_holds_the_latent_price(deepseek_gen):
     size = ae.cache_size(deepseek_gen, "float64")
     out = ae.generate(deepseek_gen, PROMPT, STEPS, dtype="float64")

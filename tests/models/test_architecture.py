@@ -34,10 +34,12 @@ def test_every_family_is_one_file_with_a_complete_record():
         *("bert", "gpt2", "llama", "qwen2", "qwen3", "mistral"),
         *("gemma", "gemma2", "gemma3", "olmo2", "smollm3"),
         *("gpt_neox", "phi", "phi3", "stablelm", "roberta", "distilbert"),
+        *("gpt_oss", "deepseek_v3", "qwen3_moe", "olmoe"),
     }
     for key, arch in FAMILIES.items():
         assert isinstance(arch, Architecture) and arch.family == key
-        assert (MODELS / "families" / f"{key}.py").is_file()
+        folder = MODELS / "families"
+        assert (folder / f"{key}.py").is_file() or (folder / "moe" / f"{key}.py").is_file()
         assert set(arch.tensors) <= set(TENSOR_ROLES)
         assert arch.norm in ("layernorm", "rmsnorm") and arch.norm_placement in (
             "pre",
@@ -163,11 +165,12 @@ def test_every_file_of_the_families_folder_is_a_registered_family():
 
     from attention_explorer.pretrained import families
 
-    files = sorted(p.stem for p in Path(families.__file__).parent.glob("*.py"))
+    root = Path(families.__file__).parent
+    files = sorted(p.relative_to(root).with_suffix("").parts for p in root.rglob("*.py"))
     records = [
-        importlib.import_module(f"{families.__name__}.{stem}").ARCHITECTURE
-        for stem in files
-        if stem != "__init__"
+        importlib.import_module(".".join((families.__name__, *parts))).ARCHITECTURE
+        for parts in files
+        if parts[-1] != "__init__"
     ]
     assert len(records) >= 5
     assert families.FAMILIES == {arch.family: arch for arch in records}

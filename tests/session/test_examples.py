@@ -109,8 +109,8 @@ def test_every_example_loads_validates_and_computes(key):
     assert isinstance(exp.get("group"), str) and isinstance(exp.get("order"), int)
     # from a model, not a tutorial
     from_models = ("minilm-it-cat", "tiny-induction-copy", "tiny-induction-patching")
-    # positions-* and variants-* (issue 28's stages) are seeded, their notes computed
-    if key not in from_models and not key.startswith(("positions-", "variants-")):
+    # positions-*, variants-* (issue 28) and kv-cache-* (issue 30) are seeded, notes computed
+    if key not in from_models and not key.startswith(("positions-", "variants-", "kv-cache-")):
         assert exp.get("source", "").startswith("“")  # “tutorial title”, section
     for note in data.notes:
         assert note[0] and note[1]

@@ -36,6 +36,7 @@ from attention_explorer.pretrained.forward import (
     rest_of_layer,
 )
 from attention_explorer.pretrained.kernel import attend
+from attention_explorer.pretrained.latent.attention import head_values
 from attention_explorer.pretrained.model_errors import ModelError
 from attention_explorer.pretrained.open_model import LoadedModel, load_model, model_backend
 from attention_explorer.pretrained.output import RunOutputs
@@ -167,6 +168,8 @@ def block_output(w: ModelWeights, layer: int, mixed):
 
 def _values(w: ModelWeights, layer: int, x):
     """The values each query head reads ``[heads, n, d_v]`` (its group's key/value head)."""
+    if w.latent is not None:  # latent attention: each head's up-projection of the latents
+        return head_values(w, layer, x)
     o = ops_for(x)
     lw = w.layers[layer]
     v = o.split_heads(o.linear(x, lw.W_V, lw.b_V), w.kv_heads, contiguous=True)  # [kv, n, d_v]

@@ -26,6 +26,7 @@ from attention_explorer.pretrained.checkpoint.tokenize import (
 from attention_explorer.pretrained.checkpoint.validate import check_ids
 from attention_explorer.pretrained.checkpoint.weights import ModelWeights, read_weights
 from attention_explorer.pretrained.forward import attention_input, attention_parts, run_layers
+from attention_explorer.pretrained.latent.session import latent_note
 from attention_explorer.pretrained.layer_parts import layer_view
 from attention_explorer.pretrained.model_errors import ModelError
 from attention_explorer.pretrained.rotary import rotary_note
@@ -166,6 +167,7 @@ def from_model(
     pre = w.arch.tensors["attn_norm"].format(i=layer) if w.arch.norm_placement == "pre" else None
     # direct mode says why (the layer's own RoPE and window: layer_view)
     why = rotary_note(layer_view(w, layer)) if config.mode == "direct" else ""
+    why = latent_note(w) or why  # latent attention: why direct mode, what Q, K and V are
     note = model_source_note(loaded.name, layer, text, pre) + why
     if config.attention_sinks:  # gpt-oss: say where the rows' missing weight goes
         note += (

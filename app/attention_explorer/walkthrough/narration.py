@@ -87,7 +87,10 @@ def steps_for(
         steps.append(variants.softcap(ctx))
     # a sliding window (a local layer) has its own mask step: which keys are too far back
     steps.append(variants.window_mask(ctx) if variants.has_window(ctx) else attention.mask(ctx))
-    steps += [attention.weights(ctx), attention.weighted_sum(ctx)]
+    steps.append(attention.weights(ctx))
+    if variants.has_sinks(ctx):  # gpt-oss: the weight each row gives its head's sink logit
+        steps.append(variants.sink(ctx))
+    steps.append(attention.weighted_sum(ctx))
     if trace.config.heads > 1:
         steps += heads.other_heads(ctx)
         if trace.has("concat"):

@@ -30,6 +30,7 @@ ARRAY_MEANINGS = {
     "W_K": "key projection: d_model x kv_heads*d_k (K = X W_K)",
     "W_V": "value projection: d_model x kv_heads*d_v (V = X W_V)",
     "W_O": "output projection: heads*d_v x d_out (output = concat W_O)",
+    "sinks": "attention sinks: one learned logit per head in each softmax row (gpt-oss)",
     "q_norm": "QK-norm's weights on each head's q: d_k (or heads*d_k over all heads)",
     "k_norm": "QK-norm's weights on each head's k: d_k (or kv_heads*d_k over all heads)",
 }
@@ -48,7 +49,8 @@ def panel_layout(session: Session) -> tuple[tuple[str, tuple[int, ...]], ...]:
         names = ["X", "X_kv", "W_Q", "W_K", "W_V", "W_O"]
         if config.attention != "cross":
             names.remove("X_kv")
-    names += ["q_norm", "k_norm"]  # QK-norm's weights, in both modes (None when it is off)
+    # QK-norm's weights and the sink logits, in both modes (None when off)
+    names += ["q_norm", "k_norm", "sinks"]
     arrays = [(name, getattr(inputs, name)) for name in names]
     return tuple((name, tuple(array.shape)) for name, array in arrays if array is not None)
 

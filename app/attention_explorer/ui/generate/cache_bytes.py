@@ -16,7 +16,9 @@ class CacheBytes:
     attention) and ``per_token_mha`` (full multi-head attention), ``held_positions`` per
     layer, ``held`` (the bytes of the arrays held) and ``held_mha`` (the same positions under
     full multi-head attention); the shape words ``layers``, ``heads``, ``kv_heads``,
-    ``numbers`` (per token and layer: kv heads × (d_k + d_v)), ``itemsize`` and ``dtype``."""
+    ``numbers`` (per token and layer: kv heads × (d_k + d_v)), ``itemsize`` and ``dtype``;
+    ``latent``: (kv_lora_rank, qk_rope_head_dim) for multi-head latent attention, whose
+    cache holds one latent and one rotary key per token and layer, else None."""
 
     per_token: int
     per_token_mha: int
@@ -29,6 +31,7 @@ class CacheBytes:
     numbers: int
     itemsize: int
     dtype: str
+    latent: tuple[int, int] | None = None
 
 
 def cache_bytes(model, gen) -> CacheBytes:
@@ -48,6 +51,11 @@ def cache_bytes(model, gen) -> CacheBytes:
         numbers=own.numbers,
         itemsize=own.per_layer // max(1, own.numbers),
         dtype=gen.dtype,
+        latent=(
+            (size.shape.kv_lora_rank, size.shape.qk_rope_head_dim)
+            if size.shape.kv_lora_rank is not None
+            else None
+        ),
     )
 
 
@@ -69,7 +77,14 @@ def bytes_text(b: CacheBytes, last_step: int) -> str:
         f"One token costs {size_text(b.per_token)}: {b.layers} layers × {heads} × "
         f"{per_layer} numbers (its key and value) × {b.itemsize} B ({b.dtype})."
     )
-    if b.kv_heads == b.heads:
+    if b.latent is not None:  # latent attention: the cache holds the latent, not K and V
+        rank, rope = b.latent
+        first = (
+            f"One token costs {size_text(b.per_token)}: {b.layers} layers × ({rank} latent + "
+            f"{rope} rotary-key numbers) × {b.itemsize} B ({b.dtype}); every head's K and V "
+            "are up-projected from them."
+        )
+    if b.kv_heads == b.heads and b.latent is None:
         first += " This is full multi-head attention: every head has its own K and V."
     else:
         ratio = b.per_token_mha / max(1, b.per_token)
@@ -84,6 +99,6 @@ def bytes_text(b: CacheBytes, last_step: int) -> str:
         else f"{sum(b.held_positions)} positions over the layers ({min(counts)} to {max(counts)})"
     )
     second = f"Held after the last step ({last_step}): {where} = {size_text(b.held)}"
-    if b.kv_heads != b.heads:
+    if b.kv_heads != b.heads or b.latent is not None:
         second += f" (full multi-head attention: {size_text(b.held_mha)})"
     return first + " " + second + "."
