@@ -83,7 +83,9 @@ def test_names_and_values_in_banner_and_editor_tooltips_are_plain_text(qtbot, wi
     )
     window.document.replace(data)
     banner = window.banner.plain_text()
-    assert "<b>not bold</b>" in banner and "Is <i>this</i> literal?" in banner
+    assert "Is <i>this</i> literal?" in banner and "<b>not bold</b>" not in banner
+    # the description is the About step's, shown escaped
+    assert "&lt;b&gt;not bold&lt;/b&gt;" in window.walkthrough.steps()[0].text
     model = window.matrices.editor("X").model()
     shown = QTextDocument()
     for tip in (

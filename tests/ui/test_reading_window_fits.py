@@ -41,7 +41,8 @@ def test_the_banner_is_a_title_line_that_opens_on_demand(window, qtbot):
     assert banner.height() <= 3 * banner.fontMetrics().lineSpacing() + 16
     qtbot.mouseClick(banner.more_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: banner.scroll.isVisible())
-    assert banner.expanded() and "knockouts break it" in banner.plain_text()
+    assert banner.expanded() and "Look for:" in banner.details_text()
+    assert "knockouts break it" not in banner.plain_text()  # the notes are the About step's
     assert banner.scroll.height() <= int(768 * 0.2) + 1 and window.height() == 768
     qtbot.mouseClick(banner.more_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not banner.scroll.isVisible())
