@@ -8,6 +8,13 @@ from types import MappingProxyType
 from typing import Literal, get_args
 
 from attention_explorer.engine.engine_errors import AttentionInputError
+from attention_explorer.engine.variants.setting_checks import (
+    check_choice,
+    check_positive_finite,
+    check_positive_int,
+    check_rope,
+    check_variants,
+)
 
 # The option lists, declared once: the session format (session/schema.py), the controls and
 # the walkthrough read these aliases and :data:`OPTIONS`.
@@ -107,21 +114,6 @@ def divisors_near(n: int, near: int, count: int = 6) -> list[int]:
     """At most ``count`` divisors of ``n`` closest to ``near``, increasing (for suggestions)."""
     found = divisors(n) if n <= 10**12 else [1, n]  # isqrt(10**12) = 10**6 steps at most
     return sorted(sorted(found, key=lambda d: (abs(d - near), d))[:count])
-
-
-def _choice(name: str, value: str, options: tuple[str, ...]) -> None:
-    if value not in options:
-        raise AttentionInputError(name, f"{value!r} is not one of {', '.join(options)}")
-
-
-def _positive_finite(name: str, value: float, hint: str) -> None:
-    if not math.isfinite(value) or value <= 0:
-        raise AttentionInputError(name, f"{value!r} must be a positive finite number{hint}")
-
-
-def _positive_int(name: str, value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise AttentionInputError(name, f"{value!r} must be a whole number of at least 1")
 
 
 @dataclass(frozen=True)
@@ -266,14 +258,14 @@ class AttentionConfig:
 
         ``n_queries``/``n_keys`` (token counts) let the mask settings be checked too.
         """
-        _choice("mode", self.mode, MODES)
+        check_choice("mode", self.mode, MODES)
         self._validate_sizes()
         for setting in ("mask", "scale", "normalizer", "positional", "attention"):
-            _choice(setting, getattr(self, setting), tuple(OPTIONS[setting]))
-        _positive_finite("scale_factor", self.scale_factor, "")
-        _positive_finite("temperature", self.temperature, ", e.g. 1.0")
+            check_choice(setting, getattr(self, setting), tuple(OPTIONS[setting]))
+        check_positive_finite("scale_factor", self.scale_factor, "")
+        check_positive_finite("temperature", self.temperature, ", e.g. 1.0")
         self._validate_positional()
-        self._validate_variants()
+        check_variants(self, QK_NORMS, QK_NORM_WIDTHS)
         if self.mask == "custom" and self.custom_mask is None:
             raise AttentionInputError("custom_mask", "a custom mask needs a boolean matrix")
         if n_queries is not None and n_keys is not None:
@@ -283,10 +275,10 @@ class AttentionConfig:
     def _validate_sizes(self) -> None:
         """Whole positive sizes; d_model splits into the heads; kv_heads divides heads."""
         for name in ("heads", "d_model"):
-            _positive_int(name, getattr(self, name))
+            check_positive_int(name, getattr(self, name))
         for name in ("d_k", "d_v", "kv_heads"):
             if getattr(self, name) is not None:
-                _positive_int(name, getattr(self, name))
+                check_positive_int(name, getattr(self, name))
         if self.mode == "projection" and self.d_k is None and self.d_model % self.heads:
             h, dm = self.heads, self.d_model
             options = ", ".join(str(d) for d in divisors_near(dm, h))
@@ -324,7 +316,7 @@ class AttentionConfig:
                 "position_offset", f"{self.position_offset} must be between 0 and 10000000"
             )
         if self.rotary:
-            self._validate_rope()
+            check_rope(self)
             return
         if self.mode == "direct" and self.positional != "none":
             raise AttentionInputError(
@@ -355,66 +347,10 @@ class AttentionConfig:
             return (self.head_dim,)
         return ((self.heads if which == "q" else self.n_kv_heads) * self.head_dim,)
 
-    def _validate_variants(self) -> None:
-        """QK-norm's choices and epsilon, the soft cap, the rotary fraction and the window."""
-        _choice("qk_norm", self.qk_norm, QK_NORMS)
-        _choice("qk_norm_width", self.qk_norm_width, QK_NORM_WIDTHS)
-        eps = self.qk_norm_eps
-        if isinstance(eps, bool) or not isinstance(eps, (int, float)):
-            raise AttentionInputError("qk_norm_eps", f"{eps!r} must be a number, e.g. 1e-6")
-        _positive_finite("qk_norm_eps", eps, ", e.g. 1e-6")
-        cap = self.softcap
-        if cap is not None:
-            if isinstance(cap, bool) or not isinstance(cap, (int, float)):
-                raise AttentionInputError("softcap", f"{cap!r} must be a number, e.g. 50, or off")
-            _positive_finite("softcap", cap, ", e.g. 50 (or off)")
-        fraction = self.rotary_fraction
-        if isinstance(fraction, bool) or not isinstance(fraction, (int, float)):
-            raise AttentionInputError("rotary_fraction", f"{fraction!r} must be a number")
-        if not (math.isfinite(fraction) and 0 < fraction <= 1):
-            raise AttentionInputError(
-                "rotary_fraction", f"{fraction!r} must be above 0 and at most 1, e.g. 0.25"
-            )
-        if self.window is not None:
-            _positive_int("window", self.window)
-        if not isinstance(self.attention_sinks, bool):
-            raise AttentionInputError(
-                "attention_sinks", f"{self.attention_sinks!r} must be true or false"
-            )
-        if self.attention_sinks and self.normalizer != "softmax":
-            raise AttentionInputError(
-                "attention_sinks",
-                f"a sink logit joins a softmax's denominator; {self.normalizer} has none "
-                "(choose softmax, or turn the sinks off)",
-            )
-
-    def _validate_rope(self) -> None:
-        """RoPE turns pairs of dimensions: an even d_k (an even number of turned dimensions,
-        at least 2, under a rotary fraction), a base above 1, a known scaling."""
-        if self.rotary_fraction == 1 and self.head_dim % 2:
-            raise AttentionInputError(
-                "d_k", f"RoPE turns pairs of dimensions, so d_k must be even, not {self.head_dim}"
-            )
-        dims = self.rotary_dims
-        if self.rotary_fraction != 1 and (dims < 2 or dims % 2):
-            raise AttentionInputError(
-                "rotary_fraction",
-                f"rotary fraction {self.rotary_fraction:g} of d_k {self.head_dim} turns {dims} "
-                "dimensions; RoPE turns pairs, so it must be an even number of at least 2",
-            )
-        theta = self.rope_theta
-        if isinstance(theta, bool) or not isinstance(theta, (int, float)):
-            raise AttentionInputError("rope_theta", f"{theta!r} must be a number, e.g. 10000")
-        if not (math.isfinite(theta) and theta > 1):
-            raise AttentionInputError(
-                "rope_theta", f"{theta!r} must be a finite number above 1, e.g. 10000"
-            )
-        self.rope_scaling_record()  # raises, naming the supported scaling types
-
     def rope_scaling_record(self) -> RopeScaling:
         """The :class:`RopeScaling` of ``rope_scaling``, ``rope_factor`` and
         ``rope_parameters``."""
-        _positive_finite("rope_factor", self.rope_factor, ", e.g. 8")
+        check_positive_finite("rope_factor", self.rope_factor, ", e.g. 8")
         extra = dict(self.rope_parameters)
         unknown = sorted(set(extra) - set(ROPE_PARAMETERS))
         if unknown:
