@@ -1,7 +1,7 @@
-"""The KV-cache worked examples (generation/worked_example.py): what the measures say is what
-the notes claim (tiny-induction has no sink; a short window breaks the copy, one sink does not
-mend it, the first tokens holding the list do), the notes quote the live numbers, the sessions
-load and show what they say, and the shipped files are today's."""
+"""The KV-cache worked examples (generation/worked_example.py and worked_latent.py): what the
+measures say is what the notes claim (tiny-induction has no sink; a short window breaks the
+copy, one sink does not mend it, the first tokens holding the list do), the notes quote the
+live numbers, the sessions load and show what they say, and the shipped files are today's."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 
 import attention_explorer as ae
 from attention_explorer.engine import compute
-from attention_explorer.generation import worked_example as example
+from attention_explorer.generation import worked_example as example, worked_latent as latent_example
 from attention_explorer.session.examples import PACKAGE
 from attention_explorer.session.file_format import load_session_bytes
 
@@ -27,7 +27,7 @@ def sinks() -> dict:
 
 @pytest.fixture(scope="module")
 def latent() -> dict:
-    return example.latent_measures()
+    return latent_example.latent_measures()
 
 
 def _load(document: dict):
@@ -99,40 +99,43 @@ def test_the_first_token_session_is_the_first_steps_row(sinks):
 def test_deepseek_v3s_shape_is_transformers_default():
     transformers = pytest.importorskip("transformers")
     config = transformers.DeepseekV3Config()
-    assert {k: getattr(config, k) for k in example.DEEPSEEK_V3} == example.DEEPSEEK_V3
+    assert {k: getattr(config, k) for k in latent_example.DEEPSEEK_V3} == latent_example.DEEPSEEK_V3
 
 
 def test_the_latent_numbers_are_the_cache_arithmetic(latent):
     d = latent["designs"]
     assert (d["mla"]["numbers"], d["mha"]["numbers"]) == (512 + 64, 128 * (192 + 128))
     assert d["mla"]["all_layers"] == 576 * 2 * 61
-    size = ae.cache_size(example.DEEPSEEK_V3, "bfloat16")
+    size = ae.cache_size(latent_example.DEEPSEEK_V3, "bfloat16")
     assert d["gqa8"]["all_layers"] == size.gqa(8).all_layers == 8 * 320 * 2 * 61
-    assert d["mha"]["context"] == size.mha.all_layers * example.CONTEXT
+    assert d["mha"]["context"] == size.mha.all_layers * latent_example.CONTEXT
     assert d["gqa1"]["numbers"] < d["mla"]["numbers"] < d["gqa8"]["numbers"]
 
 
 def test_the_toy_sessions_keys_and_values_come_from_the_latent(latent):
     toy = latent["toy"]
-    assert toy["numbers"] == toy["mha"] == 32 and toy["rank"] == example.TOY_RANK
+    assert toy["numbers"] == toy["mha"] == 32 and toy["rank"] == latent_example.TOY_RANK
     assert toy["error"] < 1e-12
-    document = example.latent_document()
+    document = latent_example.latent_document()
     data = _load(document)
     trace = compute(data.inputs, data.config, dtype="float64", tokens=data.tokens)
-    K = np.concatenate([trace.stage("K", h) for h in range(example.TOY_HEADS)], axis=1)
-    assert np.linalg.matrix_rank(K) == example.TOY_RANK  # [n, h*d_k] from 3 numbers a token
+    K = np.concatenate([trace.stage("K", h) for h in range(latent_example.TOY_HEADS)], axis=1)
+    assert np.linalg.matrix_rank(K) == latent_example.TOY_RANK  # [n, h*d_k] from 3 numbers a token
     c = np.array(toy["last_latent"])  # [r] the last token's latent, quoted in the notes
-    np.testing.assert_allclose(K[-1], c @ example.toy_weights()["W_UK"], atol=1e-12)
+    np.testing.assert_allclose(K[-1], c @ latent_example.toy_weights()["W_UK"], atol=1e-12)
     texts = " ".join(n["text"] for n in document["notes"])
     assert f"{latent['designs']['mha']['all_layers']:,} bytes" in texts
-    assert f"rank {example.TOY_RANK}" in texts
+    assert f"rank {latent_example.TOY_RANK}" in texts
 
 
-@pytest.mark.parametrize("key", [example.SINK_KEY, example.LATENT_KEY])
+@pytest.mark.parametrize("key", [example.SINK_KEY, latent_example.LATENT_KEY])
 def test_the_shipped_files_match_when_generated(key, sinks, latent):
     shipped = files(PACKAGE) / f"{key}.json"
     if not shipped.is_file():
         pytest.skip("tools/make_examples.py has not written this example yet")
     on_disk = json.loads(shipped.read_text(encoding="utf-8"))
-    notes = example.sink_notes(sinks) if key == example.SINK_KEY else example.latent_notes(latent)
+    if key == example.SINK_KEY:
+        notes = example.sink_notes(sinks)
+    else:
+        notes = latent_example.latent_notes(latent)
     assert [n["text"] for n in on_disk["notes"]] == [n["text"] for n in notes]
