@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attention_explorer.core.stages import MASKED_TEXT, stage
+from attention_explorer.core.stage_colours import MASKED_TEXT
+from attention_explorer.core.stages import stage
 from attention_explorer.display import build_frame, difference_frame, frame_for_array
 from attention_explorer.display.levels import levels_of_kind
 from attention_explorer.engine import AttentionConfig, AttentionInputs, compute

@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from attention_explorer.core.stages import MASKED_TEXT
+from attention_explorer.core.stage_colours import MASKED_TEXT
 from attention_explorer.display import build_frame, cell_texts, dark_text, levels_for, shrink
 from attention_explorer.display.levels import LOG_FLOOR
 from attention_explorer.engine import AttentionConfig, AttentionInputs, compute

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from PySide6.QtGui import QImage
 
-from attention_explorer.core.stages import MASKED_RGB
+from attention_explorer.core.stage_colours import MASKED_RGB
 from attention_explorer.display.cells import cell_rgb
 from attention_explorer.exporting import ExportError, export_heads_grid, export_stage
 from attention_explorer.exporting.colors import lookup_table

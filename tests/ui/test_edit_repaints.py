@@ -115,7 +115,7 @@ def test_the_same_numbers_again_touch_nothing(show, monkeypatch):
 
 
 def test_a_new_colour_map_recolours_the_same_numbers(show):
-    from attention_explorer.core.stages import SEQUENTIAL_MAPS
+    from attention_explorer.core.stage_colours import SEQUENTIAL_MAPS
 
     view = show("weights")
     texts, colours = view.texts.drawn(), view.texts.drawn_colours()

@@ -4,7 +4,7 @@ stage views do, when the cells are large enough."""
 import numpy as np
 
 from attention_explorer.core.numbers import format_number
-from attention_explorer.core.stages import DEFAULT_DIVERGING
+from attention_explorer.core.stage_colours import DEFAULT_DIVERGING
 from attention_explorer.ui.model.compare_view import FrameView
 from attention_explorer.ui.model.model_sweep import AXES, sweep_frame
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from PySide6.QtGui import QImage
 
-from attention_explorer.core.stages import MASKED_RGB, MASKED_TEXT
+from attention_explorer.core.stage_colours import MASKED_RGB, MASKED_TEXT
 from attention_explorer.engine import compute
 from attention_explorer.exporting import export_stage
 from attention_explorer.exporting.figure import stage_figure

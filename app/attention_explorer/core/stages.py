@@ -8,14 +8,10 @@ scores read. With a soft cap, ``capped`` is cap · tanh(scaled / cap), what the 
 
 The window's views, the exports, the walkthrough and the command line's help all read this
 module; none of them keeps its own list of titles, colour levels, shrink rules or number
-formats. Qt-free (colour maps are named here, looked up by whoever draws).
+formats. Qt-free (colour maps are named, not drawn: looked up by whoever draws).
 
-Value kinds decide colour levels:
-
-* ``signed``: symmetric about 0 (the diverging map's neutral middle is 0): raw, scaled and
-  masked scores.
-* ``unit``: fixed 0..1, so heads and edits compare at a glance: weights, mask.
-* ``free``: the finite min..max of what is shown (a flat range is padded).
+Value kinds (``signed``, ``unit``, ``free``) decide colour levels; what each means and the
+colour maps and masked cell they draw with are in :mod:`attention_explorer.core.stage_colours`.
 
 Shrink rules (a long sequence shown at display resolution): ``max`` keeps a single peak
 visible (weights, mask); ``mean`` averages blocks (everything else).
@@ -27,81 +23,15 @@ fills in a config's numbers), the settings ``upstream`` of it, the ``explain`` b
 writes out one cell's arithmetic, other names (``aliases``), a ``short`` name and whether the
 experiment banner ``compared`` its row. The named rules and captions are implemented in
 :mod:`attention_explorer.core.stage_rules` (they read a config); this module stays plain data.
-
-A masked cell (−∞ in ``masked``) is drawn in :data:`MASKED_RGB`, a grey no colour map uses,
-with the text :data:`MASKED_TEXT` when numbers are shown: on screen and in exports alike.
+The :class:`Stage` record itself is :mod:`attention_explorer.core.stage_record`'s.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from attention_explorer.core.numbers import DEFAULT_DECIMALS
-
-#: The colour of a masked (−∞) cell, everywhere.
-MASKED_RGB = (105, 105, 105)
-#: The text drawn in a masked cell when numbers are shown.
-MASKED_TEXT = "\u2212∞"
-#: Default colour maps per value kind (pyqtgraph names).
-SEQUENTIAL_MAPS = ("viridis", "cividis", "magma", "inferno", "plasma", "CET-L1")
-DIVERGING_MAPS = ("CET-D1", "CET-D1A", "CET-D3", "PAL-relaxed_bright")
-DEFAULT_SEQUENTIAL = "viridis"
-DEFAULT_DIVERGING = "CET-D1"
-
-
-@dataclass(frozen=True)
-class Stage:
-    """What one stage is: how it is named, laid out, coloured, shrunk and written."""
-
-    name: str  #: the trace key and file-name stem ("weights")
-    title: str  #: a learner-facing title ("weights"; see :func:`title`)
-    formula: str  #: how it is computed, in one line
-    per_head: bool  #: one matrix per head (else shared by all heads)
-    rows: str  #: what a row is: "tokens" (the inputs), "queries", "keys"
-    cols: str  #: what a column is: "keys", "dimension", "output dimension"
-    kind: str  #: "signed", "unit" or "free" (see the module docstring)
-    shrink: str  #: "max" or "mean"
-    decimals: int = DEFAULT_DECIMALS  #: decimals of its numbers (cells, tooltips, exports)
-    #: rows of probabilities that the per-row and log colour scales apply to (the weights);
-    #: every other stage is always drawn on its linear levels
-    scalable: bool = False
-    #: the stage panel's group: "inputs" (folds away), "attention", "combine"; None: no view
-    group: str | None = "attention"
-    #: when a computation has it: a rule of :data:`attention_explorer.core.stage_rules.SHOWN`
-    when: str = "always"
-    #: the arrow caption naming the step that makes it (before a config is known)
-    caption: str = ""
-    #: a rule of :data:`attention_explorer.core.stage_rules.CAPTIONS` that writes the caption for
-    #: a config ("× 1/√4"); "" keeps :attr:`caption`
-    caption_rule: str = ""
-    #: the settings upstream of it, said under its exported picture (stage_rules.SETTINGS)
-    upstream: tuple[str, ...] = ()
-    #: the builder of engine/explain.py that writes out one cell's arithmetic ("": none)
-    explain: str = ""
-    #: other names people use for it ("attention" for the weights)
-    aliases: tuple[str, ...] = ()
-    #: a short name for lists ("P"); "" means :attr:`name`
-    short: str = ""
-    #: its query row is compared before / after an experiment's change (the banner)
-    compared: bool = False
-    #: its columns are one block of d_v per head (the concatenation): drawn with dividers
-    head_blocks: bool = False
-
-    @property
-    def short_name(self) -> str:
-        """The name used in short lists ("P" for the positions)."""
-        return self.short or self.name
-
-    @property
-    def default_cmap(self) -> str:
-        """The colour map used when the user picked none."""
-        return DEFAULT_DIVERGING if self.kind == "signed" else DEFAULT_SEQUENTIAL
-
-    @property
-    def fixed_levels(self) -> tuple[float, float] | None:
-        """(0, 1) for unit stages; None where levels follow the data."""
-        return (0.0, 1.0) if self.kind == "unit" else None
-
+# DEFAULT_DIVERGING and MASKED_RGB stay importable here for ui/heatmap/heatmap_view.py and
+# ui/model/latent_view.py; new code imports the colours from core.stage_colours.
+from attention_explorer.core.stage_colours import DEFAULT_DIVERGING, MASKED_RGB  # noqa: F401
+from attention_explorer.core.stage_record import Stage
 
 # The axes of a stage's matrix, (rows, columns): what a row and a column stand for.
 _TOKEN_DIMS = ("tokens", "dimension")  # the inputs: a row per token, before any query

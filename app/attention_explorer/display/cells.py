@@ -2,8 +2,8 @@
 
 Numbers are written by :func:`attention_explorer.core.numbers.format_number` with the stage's
 decimals (the same digits at any window or picture size); a masked cell reads
-:data:`~attention_explorer.core.stages.MASKED_TEXT` on
-:data:`~attention_explorer.core.stages.MASKED_RGB`.
+:data:`~attention_explorer.core.stage_colours.MASKED_TEXT` on
+:data:`~attention_explorer.core.stage_colours.MASKED_RGB`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ import math
 import numpy as np
 
 from attention_explorer.core.numbers import format_number
-from attention_explorer.core.stages import MASKED_RGB, MASKED_TEXT, stage
+from attention_explorer.core.stage_colours import MASKED_RGB, MASKED_TEXT
+from attention_explorer.core.stages import stage
 
 
 def cell_text(value: float, decimals: int) -> str:

@@ -11,7 +11,8 @@ import functools
 
 import numpy as np
 
-from attention_explorer.core.stages import DIVERGING_MAPS, SEQUENTIAL_MAPS, stage
+from attention_explorer.core.stage_colours import DIVERGING_MAPS, SEQUENTIAL_MAPS
+from attention_explorer.core.stages import stage
 from attention_explorer.writing.export_errors import ExportError
 
 __all__ = ["DIVERGING_MAPS", "SEQUENTIAL_MAPS", "colormap_names", "default_cmap", "lookup_table"]

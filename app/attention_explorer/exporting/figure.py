@@ -6,13 +6,9 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
+from attention_explorer.core.stage_colours import DEFAULT_DIVERGING, DEFAULT_SEQUENTIAL
 from attention_explorer.core.stage_rules import upstream_words
-from attention_explorer.core.stages import (
-    DEFAULT_DIVERGING,
-    DEFAULT_SEQUENTIAL,
-    FOCUS_STAGE,
-    stage as catalogue_stage,
-)
+from attention_explorer.core.stages import FOCUS_STAGE, stage as catalogue_stage
 from attention_explorer.display import DisplayFrame, build_frame, stage_heading
 from attention_explorer.display.levels import colorbar_ticks, levels_for
 from attention_explorer.display.shrink import block_labels

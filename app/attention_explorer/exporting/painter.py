@@ -10,7 +10,7 @@ import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter, QPen
 
-from attention_explorer.core.stages import MASKED_RGB, MASKED_TEXT
+from attention_explorer.core.stage_colours import MASKED_RGB, MASKED_TEXT
 from attention_explorer.display.cells import cell_rgb, dark_text
 from attention_explorer.exporting.colors import lookup_table
 from attention_explorer.exporting.figure import Figure, Panel

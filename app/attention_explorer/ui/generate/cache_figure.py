@@ -20,7 +20,7 @@ from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QImage, QPainter,
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from attention_explorer.core.numbers import format_number
-from attention_explorer.core.stages import DEFAULT_SEQUENTIAL
+from attention_explorer.core.stage_colours import DEFAULT_SEQUENTIAL
 from attention_explorer.generation.policy import CachePolicy
 from attention_explorer.ui.widgets.colormaps import colormap_by_name
 

@@ -25,7 +25,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attention_explorer.core.stages import MASKED_RGB, combined_stages, stage, title
+from attention_explorer.core.stage_colours import MASKED_RGB
+from attention_explorer.core.stages import combined_stages, stage, title
 from attention_explorer.engine import ALL_STAGES
 from attention_explorer.exporting.colors import lookup_table
 from attention_explorer.exporting.figure import frame_figure

@@ -14,7 +14,7 @@ import numpy as np
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QComboBox, QDialog, QLineEdit, QSpinBox
 
-from attention_explorer.core.stages import DEFAULT_DIVERGING
+from attention_explorer.core.stage_colours import DEFAULT_DIVERGING
 from attention_explorer.display import DisplayFrame
 from attention_explorer.display.arrays import frame_for_array
 from attention_explorer.exporting.figure import frame_figure

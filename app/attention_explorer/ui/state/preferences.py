@@ -7,7 +7,7 @@ from dataclasses import dataclass, fields
 from psygnal import evented
 from PySide6.QtCore import QSettings
 
-from attention_explorer.core.stages import (
+from attention_explorer.core.stage_colours import (
     DEFAULT_DIVERGING,
     DEFAULT_SEQUENTIAL,
     DIVERGING_MAPS,

@@ -18,7 +18,7 @@ from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QSpinBox, QWidget
 
 from attention_explorer.core.numbers import format_number
-from attention_explorer.core.stages import DEFAULT_SEQUENTIAL
+from attention_explorer.core.stage_colours import DEFAULT_SEQUENTIAL
 from attention_explorer.pretrained.run_model import WINDOW_THREADS
 from attention_explorer.ui.why import cause_compute as cc
 from attention_explorer.ui.why.cell_map import CellMap

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtWidgets import QComboBox, QWidget
 
-from attention_explorer.core.stages import DEFAULT_SEQUENTIAL
+from attention_explorer.core.stage_colours import DEFAULT_SEQUENTIAL
 from attention_explorer.pretrained.run_model import WINDOW_THREADS
 from attention_explorer.ui.why.cell_map import CellMap
 from attention_explorer.ui.why.why_jobs import JobControls, backend_of

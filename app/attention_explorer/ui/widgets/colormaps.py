@@ -12,7 +12,8 @@ from functools import lru_cache
 import numpy as np
 import pyqtgraph as pg
 
-from attention_explorer.core.stages import DEFAULT_DIVERGING, DEFAULT_SEQUENTIAL, stage
+from attention_explorer.core.stage_colours import DEFAULT_DIVERGING, DEFAULT_SEQUENTIAL
+from attention_explorer.core.stages import stage
 
 
 @lru_cache(maxsize=32)
