@@ -29,9 +29,10 @@ from PySide6.QtWidgets import (
 
 from attention_explorer.ui.editing import large_paste
 from attention_explorer.ui.editing.large_paste import check_paste_size
-from attention_explorer.ui.editing.matrix_model import MatrixModel, error_text_style
+from attention_explorer.ui.editing.matrix_model import MatrixModel
 from attention_explorer.ui.widgets.flow_layout import WrappingRow
 from attention_explorer.ui.widgets.number_text import NumberTextError, format_block, parse_block
+from attention_explorer.ui.widgets.plain_text import error_text_style
 
 #: Width of a number column in pixels (fits "-12.3457").
 COLUMN_WIDTH = 62

@@ -3,7 +3,8 @@
 The slice is named by an array name and, for the per-head arrays of direct mode, a head:
 ``("Q", 1)`` is ``session.inputs.Q[1]`` ``[n, d_k]``; ``("W_Q", None)`` is the whole
 ``W_Q [d_model, h*d_k]``. Every write replaces ``session.inputs`` inside one history
-transaction; bad text is refused through ``input_error`` and the cell keeps its value.
+transaction; bad text is refused through ``input_error`` and the cell keeps its value. How rows,
+columns and cells are named is :mod:`.matrix_labels`'s.
 """
 
 from __future__ import annotations
@@ -21,12 +22,13 @@ from PySide6.QtGui import QBrush, QColor, QFont, QGuiApplication, QPalette
 
 from attention_explorer.engine.inputs import MAX_ABS_INPUT
 from attention_explorer.ui.editing.matrix_changes import changed_box, value_range
-from attention_explorer.ui.state.panel_context import PanelContext
-from attention_explorer.ui.state.session_links import (  # the two functions: for token_strip.py
-    SessionLinks,
-    connect_until_destroyed,
-    disconnect_all,
+from attention_explorer.ui.editing.matrix_labels import (
+    KEY_ROW_ARRAYS,
+    QUERY_ROW_ARRAYS,
+    SliceLabels,
 )
+from attention_explorer.ui.state.panel_context import PanelContext
+from attention_explorer.ui.state.session_links import SessionLinks
 from attention_explorer.ui.widgets.colormaps import colormap_by_name
 from attention_explorer.ui.widgets.number_text import (
     NumberTextError,
@@ -34,26 +36,10 @@ from attention_explorer.ui.widgets.number_text import (
     format_number,
     parse_number,
 )
-from attention_explorer.ui.widgets.plain_text import error_text_style, luminance, plain_tooltip
+from attention_explorer.ui.widgets.plain_text import luminance, plain_tooltip
 
-__all__ = [
-    "HEAD_COLUMN_ARRAYS",
-    "HIGHLIGHT_TINT_STRENGTH",
-    "KEY_ROW_ARRAYS",
-    "QUERY_ROW_ARRAYS",
-    "TINT_STRENGTH",
-    "MatrixModel",
-    "connect_until_destroyed",
-    "disconnect_all",
-    "error_text_style",
-    "plain_tooltip",
-]
+__all__ = ["HIGHLIGHT_TINT_STRENGTH", "TINT_STRENGTH", "MatrixModel"]
 
-#: Arrays whose rows are the query tokens / the key tokens.
-QUERY_ROW_ARRAYS = ("Q", "X")
-KEY_ROW_ARRAYS = ("K", "V", "X_kv")
-#: Arrays whose columns are grouped per head (query heads / key-value heads).
-HEAD_COLUMN_ARRAYS = {"W_Q": "query", "W_K": "kv", "W_V": "kv"}
 #: How strongly the colour map tints a cell (0 = none, 1 = the full colour).
 TINT_STRENGTH = 0.42
 #: Tint strength in the row of the selected query or key.
@@ -84,6 +70,7 @@ class MatrixModel(QAbstractTableModel):
         self.session, self.history, self.prefs = context.session, context.history, context.prefs
         self.name = name
         self.head = head
+        self.labels = SliceLabels(self.session, name, head)
         self.last_edit_ok = True
         self._tints: np.ndarray | None = None  # [rows, cols, 3] uint8, cached per array
         self._shape = self._slice().shape
@@ -122,17 +109,6 @@ class MatrixModel(QAbstractTableModel):
     def matrix(self) -> np.ndarray:
         """A copy of the 2-D slice shown, ``[rows, columns]``."""
         return np.array(self._slice(), dtype=np.float64)
-
-    def slice_label(self) -> str:
-        """How the slice is named in messages and undo labels: ``Q (head 1)``, ``W_Q``."""
-        if self.head is None:
-            return self.name
-        return f"{self.name} ({self._head_kind(self.name in ('K', 'V'))} {self.head})"
-
-    def _head_kind(self, key_value: bool) -> str:
-        """ "kv head" for K, V and their weights when heads share them (grouped-query
-        attention), else "head": without sharing the kv heads are the heads."""
-        return "kv head" if key_value and self.session.config.kv_group > 1 else "head"
 
     def write_matrix(self, values: np.ndarray, label: str) -> bool:
         """Replace the whole slice with ``values`` as one undo step; False if refused."""
@@ -224,7 +200,7 @@ class MatrixModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             return plain_tooltip(
                 f"{self.slice_label()}[{i}, {j}] = {format_exact(value)}\n"
-                f"row: {self._row_meaning(i)}\ncolumn: {self._column_meaning(j)}"
+                f"row: {self.labels.row_meaning(i)}\ncolumn: {self.labels.column_meaning(j)}"
             )
         return None
 
@@ -244,9 +220,15 @@ class MatrixModel(QAbstractTableModel):
         """Token names (or dimension labels) for rows, dimension labels for columns."""
         horizontal = orientation == Qt.Orientation.Horizontal
         if role == Qt.ItemDataRole.DisplayRole:
-            return self._column_label(section) if horizontal else self._row_label(section)
+            return (
+                self.labels.column_label(section) if horizontal else self.labels.row_label(section)
+            )
         if role == Qt.ItemDataRole.ToolTipRole:
-            meaning = self._column_meaning(section) if horizontal else self._row_meaning(section)
+            meaning = (
+                self.labels.column_meaning(section)
+                if horizontal
+                else self.labels.row_meaning(section)
+            )
             return plain_tooltip(meaning)
         if (
             role == Qt.ItemDataRole.FontRole
@@ -258,61 +240,14 @@ class MatrixModel(QAbstractTableModel):
             return font
         return None
 
-    # -- labels --------------------------------------------------------------------------
+    # -- labels (ui/editing/matrix_labels.py) ----------------------------------------------
+    def slice_label(self) -> str:
+        """How the slice is named in messages and undo labels: ``Q (head 1)``, ``W_Q``."""
+        return self.labels.slice_label()
+
     def cell_label(self, i: int, j: int) -> str:
         """A cell named as the editor labels it: ``X[cat, 3]``, ``Q (head 1)[t3, 0]``."""
-        return f"{self.slice_label()}[{self._row_label(i)}, {self._column_label(j)}]"
-
-    def _row_tokens(self) -> tuple[str, ...] | None:
-        if self.name in QUERY_ROW_ARRAYS:
-            return self.session.tokens
-        if self.name == "X_kv":
-            return self.session.kv_tokens
-        if self.name in KEY_ROW_ARRAYS:
-            return self.session.key_tokens
-        return None
-
-    def _row_label(self, i: int) -> str:
-        tokens = self._row_tokens()
-        if tokens is not None:
-            return tokens[i] if i < len(tokens) else str(i)
-        if self.name == "W_O":
-            return self._head_dim_label(i, self.session.config.value_dim)
-        return str(i)
-
-    def _row_meaning(self, i: int) -> str:
-        tokens = self._row_tokens()
-        if tokens is not None:
-            name = tokens[i] if i < len(tokens) else "?"
-            kind = "key token" if self.name in KEY_ROW_ARRAYS else "token"
-            return f"{kind} {i} '{name}'"
-        if self.name == "W_O":
-            width = self.session.config.value_dim
-            return f"head {i // width}, value dimension {i % width}"
-        return f"input dimension {i}" if self.name.startswith("W_") else f"row {i}"
-
-    def _head_width(self) -> int:
-        config = self.session.config
-        return config.value_dim if self.name == "W_V" else config.head_dim
-
-    def _column_label(self, j: int) -> str:
-        if self.name in HEAD_COLUMN_ARRAYS:
-            return self._head_dim_label(j, self._head_width())
-        return str(j)
-
-    def _column_meaning(self, j: int) -> str:
-        if self.name in HEAD_COLUMN_ARRAYS:
-            width = self._head_width()
-            kind = self._head_kind(HEAD_COLUMN_ARRAYS[self.name] != "query")
-            return f"{kind} {j // width}, dimension {j % width}"
-        if self.name == "W_O":
-            return f"output dimension {j}"
-        return f"dimension {j}"
-
-    @staticmethod
-    def _head_dim_label(k: int, width: int) -> str:
-        width = max(1, width)
-        return f"h{k // width}.{k % width}"
+        return self.labels.cell_label(i, j)
 
     # -- colours -------------------------------------------------------------------------
     def _highlighted_row(self) -> int | None:

@@ -28,11 +28,8 @@ from attention_explorer.engine import AttentionInputError
 from attention_explorer.session.evented_session import Session
 from attention_explorer.session.history import History
 from attention_explorer.session.resize import set_key_token_count, set_token_count
-from attention_explorer.ui.editing.matrix_model import (
-    connect_until_destroyed,
-    disconnect_all,
-    error_text_style,
-)
+from attention_explorer.ui.state.session_links import connect_until_destroyed, disconnect_all
+from attention_explorer.ui.widgets.plain_text import error_text_style
 
 MIN_TOKENS = 1
 #: The most tokens the + button adds up to, and the most name boxes shown: beyond that,
