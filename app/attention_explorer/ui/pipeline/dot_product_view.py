@@ -1,13 +1,14 @@
 """DotProductView: one score as a dot product, q and k side by side, editable.
 
-Rows: the query's q vector, the key's k vector (a cell per component, coloured by sign), and
-their element-wise products, each written in its cell over a bar from the cell's middle (right
-for a positive product, left for a negative one, as long as the product is large against the
-largest); under them the sum (the score) and what it becomes: the scaled score, the weight and
-the query's output. Every number is read from the
-trace (the products from the engine's :func:`~attention_explorer.engine.explain`): the view
-computes nothing. Dragging a q or k cell up or down, or typing into the boxes below, edits Q or
-K through the session (one undo step per drag), so the score, the weight and the output move.
+Rows (painted by :class:`~.dot_product_canvas.PairCanvas`): the query's q vector, the key's k
+vector (a cell per component, coloured by sign), and their element-wise products, each written
+in its cell over a bar from the cell's middle (right for a positive product, left for a
+negative one, as long as the product is large against the largest); under them the sum (the
+score) and what it becomes: the scaled score, the weight and the query's output. Every number
+is read from the trace (the products from the engine's
+:func:`~attention_explorer.engine.explain`): the view computes nothing. Dragging a q or k cell
+up or down, or typing into the boxes below, edits Q or K through the session (one undo step
+per drag), so the score, the weight and the output move.
 Q and K can be edited here when they are typed (direct mode); in projection mode they are
 X·W_Q and X·W_K: the view says so in place of the boxes, with a button that asks to switch to
 typing Q, K and V directly (``direct_requested``).
@@ -16,8 +17,7 @@ typing Q, K and V directly (``direct_requested``).
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QPainter, QPen
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QHBoxLayout,
@@ -29,176 +29,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from attention_explorer.core.numbers import format_number
 from attention_explorer.engine import explain
 from attention_explorer.engine.variants.explain_steps import scored_stage
-
-#: Height of the q, k and product rows, in pixels (shared alike when the view is short).
-CELL_HEIGHT = 22
-#: Gap above the products row.
-GAP = 4
-#: Label column width.
-LABEL_WIDTH = 30
-#: A drag of this many pixels changes a component by its row's largest magnitude / 50.
-DRAG_STEPS = 50
-
-
-def _fmt(value: float) -> str:
-    return format_number(float(value), display=True)
-
-
-class _PairCanvas(QWidget):
-    """The painted rows: q, k and the products. ``dragged(row, component, value)`` while the
-    learner drags a q (row 0) or k (row 1) cell; ``picked(component)`` on a click."""
-
-    dragged = Signal(int, int, float)
-    picked = Signal(int)
-    released = Signal()
-
-    def __init__(self, parent=None):
-        super().__init__(parent)
-        self.q = np.zeros(0)  # [d_k]
-        self.k = np.zeros(0)  # [d_k]
-        self.products = np.zeros(0)  # [d_k]
-        self.current = 0
-        self.names = ("q", "k", "q×k")  # the rows' names
-        self.editable_rows: tuple[int, ...] = ()  # rows a drag may change (0: q, 1: k)
-        self._drag: tuple[int, int, float, float] | None = None  # row, component, y0, value0
-        self.setMinimumHeight(3 * self.fontMetrics().height() + GAP)  # a line of text a row
-        self.setMinimumWidth(160)
-        self.setMouseTracking(True)
-
-    def set_numbers(self, q, k, products) -> None:
-        """Show ``q``, ``k`` (``[d_k]`` each) and their products (``[d_k]``, from the engine)."""
-        self.q, self.k = np.asarray(q, float), np.asarray(k, float)
-        self.products = np.asarray(products, float)
-        self.current = min(self.current, max(0, self.q.size - 1))
-        self.update()
-
-    def _label_width(self) -> int:
-        """The row names' column: "q×k" in the current type, at least LABEL_WIDTH."""
-        return max(LABEL_WIDTH, self.fontMetrics().horizontalAdvance("q×k") + 8)
-
-    def _column_width(self) -> float:
-        return (self.width() - self._label_width()) / max(1, self.q.size)
-
-    def cell_rect(self, row: int, component: int) -> QRectF:
-        """Where cell ``component`` of row 0 (q), 1 (k) or 2 (products) is drawn."""
-        width = self._column_width()
-        x = self._label_width() + component * width
-        cell = self._cell_height()
-        top = (0, cell, 2 * cell + GAP)[row]
-        return QRectF(x, top, width, cell)
-
-    def _cell_height(self) -> float:
-        """The rows' height: the designed one, shared alike when the view is short."""
-        return min(float(CELL_HEIGHT), (self.height() - GAP) / 3)
-
-    def bar_rect(self, component: int) -> QRectF:
-        """The bar of product ``component``: from the middle of its cell, to the right when
-        positive, to the left when negative, half the cell wide for the largest product."""
-        rect = self.cell_rect(2, component).adjusted(2, 2, -2, -2)
-        products = self.products
-        top = float(np.max(np.abs(products))) if products.size else 0.0
-        value = float(products[component]) if component < products.size else 0.0
-        length = rect.width() / 2 * (abs(value) / top if top > 0 else 0.0)
-        middle = rect.center().x()
-        left = middle if value >= 0 else middle - length
-        return QRectF(left, rect.top(), length, rect.height())
-
-    def shows_numbers(self) -> bool:
-        """True when the cells are wide enough to write their numbers in."""
-        return self._column_width() >= 38
-
-    def paintEvent(self, _event) -> None:  # noqa: N802 - Qt API name
-        """Draw the q and k cells, coloured by sign, and the products with their bars."""
-        painter = QPainter(self)
-        text = self.palette().windowText().color()
-        painter.setPen(text)
-        for row, name in enumerate(self.names):
-            rect = self.cell_rect(row, 0)
-            painter.drawText(
-                QRectF(0, rect.top(), self._label_width() - 4, rect.height()),
-                Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
-                name,
-            )
-        for row, values in enumerate((self.q, self.k)):
-            self._paint_cells(painter, row, values, text)
-        self._paint_bars(painter, text)
-        painter.end()
-
-    def _paint_cells(self, painter: QPainter, row: int, values: np.ndarray, text: QColor) -> None:
-        top = float(np.max(np.abs(values))) if values.size else 1.0
-        show_text = self.shows_numbers()
-        for c, value in enumerate(values):
-            rect = self.cell_rect(row, c).adjusted(1, 1, -1, -1)
-            share = abs(value) / top if top > 0 else 0.0
-            base = QColor(214, 96, 77) if value < 0 else QColor(67, 147, 195)
-            base.setAlphaF(0.25 + 0.6 * share)
-            painter.fillRect(rect, base)
-            if c == self.current:
-                painter.setPen(QPen(QColor("#f0a020"), 2))
-                painter.drawRect(rect)
-            painter.setPen(text)
-            if show_text:
-                painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, _fmt(value))
-
-    def _paint_bars(self, painter: QPainter, text: QColor) -> None:
-        show_text = self.shows_numbers()
-        for c, value in enumerate(self.products):
-            cell = self.cell_rect(2, c).adjusted(1, 1, -1, -1)
-            middle = cell.center().x()
-            axis = QColor(text)
-            axis.setAlphaF(0.35)  # the zero line, light: the number is written across it
-            painter.setPen(QPen(axis, 1))
-            painter.drawLine(QPointF(middle, cell.top()), QPointF(middle, cell.bottom()))
-            colour = QColor(214, 96, 77) if value < 0 else QColor(67, 147, 195)
-            colour.setAlphaF(0.55)
-            painter.fillRect(self.bar_rect(c), colour)
-            if c == self.current:
-                painter.setPen(QPen(QColor("#f0a020"), 2))
-                painter.drawRect(cell)
-            painter.setPen(text)
-            if show_text:
-                painter.drawText(cell, Qt.AlignmentFlag.AlignCenter, _fmt(value))
-
-    def _hit(self, pos) -> tuple[int, int] | None:
-        for row in (0, 1):
-            for c in range(self.q.size):
-                if self.cell_rect(row, c).contains(pos):
-                    return row, c
-        for c in range(self.q.size):
-            if self.cell_rect(2, c).contains(pos):
-                return 2, c
-        return None
-
-    def mousePressEvent(self, event) -> None:  # noqa: N802 - Qt API name
-        """Pick the component under the mouse; on a q or k cell, start dragging it."""
-        hit = self._hit(event.position())
-        if hit is None:
-            return
-        row, c = hit
-        self.current = c
-        self.picked.emit(c)
-        if row in self.editable_rows:
-            value = float((self.q, self.k)[row][c])
-            self._drag = (row, c, event.position().y(), value)
-        self.update()
-
-    def mouseMoveEvent(self, event) -> None:  # noqa: N802 - Qt API name
-        """While dragging, up raises the component and down lowers it."""
-        if self._drag is None:
-            return
-        row, c, y0, value0 = self._drag
-        values = (self.q, self.k)[row]
-        step = max(float(np.max(np.abs(values))), 0.1) / DRAG_STEPS
-        self.dragged.emit(row, c, value0 + (y0 - event.position().y()) * step)
-
-    def mouseReleaseEvent(self, _event) -> None:  # noqa: N802 - Qt API name
-        """End the drag (the edits of one drag are one undo step)."""
-        if self._drag is not None:
-            self._drag = None
-            self.released.emit()
+from attention_explorer.ui.pipeline.dot_product_canvas import PairCanvas, shown_number
 
 
 class DotProductView(QWidget):
@@ -220,7 +53,7 @@ class DotProductView(QWidget):
         self.title = QLabel()
         self.title.setTextFormat(Qt.TextFormat.PlainText)  # token names stay plain text
         self.title.setWordWrap(True)
-        self.canvas = _PairCanvas(self)
+        self.canvas = PairCanvas(self)
         self.result = QLabel()
         self.result.setTextFormat(Qt.TextFormat.PlainText)
         self.result.setWordWrap(True)
@@ -399,6 +232,6 @@ class DotProductView(QWidget):
         output = trace.stage("head_outputs", head)[i]  # [d_v]
         self.title.setText(f"q of “{trace.tokens[i]}” · k of “{trace.kv_tokens[j]}”, head {head}")
         self.result.setText(
-            f"sum = score {_fmt(n['score'])} → scaled {_fmt(n['scaled'])} → weight "
-            f"{_fmt(n['weight'])} → output[0] {_fmt(output[0])}"
+            f"sum = score {shown_number(n['score'])} → scaled {shown_number(n['scaled'])} → weight "
+            f"{shown_number(n['weight'])} → output[0] {shown_number(output[0])}"
         )

@@ -11,7 +11,8 @@ and the engine's :func:`~attention_explorer.engine.explain`.
 from __future__ import annotations
 
 from attention_explorer.engine import explain
-from attention_explorer.ui.pipeline.dot_product_view import DotProductView, _fmt
+from attention_explorer.ui.pipeline.dot_product_canvas import shown_number
+from attention_explorer.ui.pipeline.dot_product_view import DotProductView
 
 #: Keys shown at most (the first ones); a long row says how many more there are.
 MAX_KEYS = 64
@@ -72,4 +73,6 @@ class WeightedSumView(DotProductView):
         self._fill_boxes()
         more = f" (first {keys} of {trace.n_keys} keys)" if trace.n_keys > keys else ""
         self.title.setText(f"weights of “{trace.tokens[i]}” · column {c} of V, head {head}{more}")
-        self.result.setText(f"sum = output[{c}] of “{trace.tokens[i]}”: {_fmt(worked.result)}")
+        self.result.setText(
+            f"sum = output[{c}] of “{trace.tokens[i]}”: {shown_number(worked.result)}"
+        )
