@@ -116,9 +116,12 @@ def new_caches(w: ModelWeights, capacity: int, like) -> list[KVCache]:
     return caches
 
 
-def _turned(ops, w: ModelWeights, layer: int, q, k, start: int):
-    """q ``[h, t, d_k]`` and k ``[kv, t, d_k]`` turned by the layer's RoPE at positions
-    ``start .. start+t-1`` (unchanged in a NoPE layer)."""
+def rotate_at_positions(ops, w: ModelWeights, layer: int, q, k, start: int):
+    """The new tokens' q ``[h, t, d_k]`` and k ``[kv, t, d_k]`` turned by layer ``layer``'s
+    RoPE at positions ``start .. start+t-1``, as a cached step turns them (its scaling's
+    frequencies and attention factor, the rotary part only under a rotary fraction); both
+    returned unchanged in a NoPE layer. ``ops`` is the array library's kernel module
+    (``ops_for(q)``); ``w`` the model's weights."""
     rotary = w.rotary_of(layer)
     if rotary is None:
         return q, k
@@ -204,7 +207,7 @@ def attend_new(w: ModelWeights, layer: int, x, cache: KVCache, policy: CachePoli
         q, k, v = projections(ops, w, lw, x)  # [h, t, d_k], [kv, t, d_k], [kv, t, d_v]
         arch = w.arch
         q, k = qk_normed(ops, lw, w.eps, q, k, arch.qk_norm_over, arch.norm_offset)
-        q, k = _turned(ops, w, layer, q, k, start)
+        q, k = rotate_at_positions(ops, w, layer, q, k, start)
     cache.keys[:, start:end] = k
     cache.values[:, start:end] = v
     cache.length = end

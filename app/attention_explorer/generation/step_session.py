@@ -37,7 +37,7 @@ from .decode import embed_at, forward_new, held
 from .errors import GenerationError
 from .policy import CachePolicy, policy_dict
 from .result import Generation
-from .step import _turned, attend_new, host, new_caches
+from .step import attend_new, host, new_caches, rotate_at_positions
 
 #: How far the session's weights may be from the step's row before it is refused (float64).
 TOLERANCE = {"float64": 1e-9, "float32": 1e-5}
@@ -96,7 +96,7 @@ def _queries(w, layer: int, x, start: int, cache):
     lw = w.layers[layer]
     q, k, _ = projections(ops, w, lw, x)  # [h, t, d_k], [kv, t, d_k]
     q, k = qk_normed(ops, lw, w.eps, q, k, w.arch.qk_norm_over, w.arch.norm_offset)
-    return _turned(ops, w, layer, q, k, start)[0]  # [h, t, d_k] at positions start..
+    return rotate_at_positions(ops, w, layer, q, k, start)[0]  # [h, t, d_k] at positions start..
 
 
 def _copy(value):
