@@ -2,7 +2,8 @@
 Compare dock (View > Compare with original, Ctrl+Shift+D), the Model output dock, the run that
 follows every edit of a model layer (ModelLive), knockouts, Model > Which heads matter? and
 Model > Why? (Ctrl+Shift+Y: patching, the logit lens, head attribution, attention beside
-cause). One call from MainWindow, which keeps what it returns."""
+cause) and Model > Latent stages… (a latent-attention model only). One call from MainWindow,
+which keeps what it returns."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QMenu, QScrollArea
 
 from attention_explorer.ui.model.compare_view import CompareView
+from attention_explorer.ui.model.latent_launcher import LatentLauncher
 from attention_explorer.ui.model.model_knockouts import Knockouts
 from attention_explorer.ui.model.model_live import ModelLive
 from attention_explorer.ui.model.model_output import OutputPanel
@@ -115,6 +117,7 @@ class ModelParts:
     live: ModelLive
     knockouts: Knockouts
     why: WhyLauncher
+    latent: LatentLauncher
 
 
 def install_compare(window) -> CompareParts:
@@ -167,4 +170,7 @@ def install_model_features(window) -> ModelParts:
     window.context.model.events.origin.connect(lambda *_: follow_origin())
     menu_named(window, "View").addAction(dock.toggleViewAction())
     why = WhyLauncher(window)
-    return ModelParts(compare, output, dock, live, knockouts, why)
+    # Model > Latent stages…: a latent model's c_kv, rotary key and up-projections (a
+    # non-modal window, so the docks keep their room); shown only for a latent model.
+    latent = LatentLauncher(window, menu_named(window, "&Model"))
+    return ModelParts(compare, output, dock, live, knockouts, why, latent)
