@@ -89,11 +89,22 @@ def make_case(n: int, seed: int = 0) -> tuple[AttentionConfig, AttentionInputs]:
 # -- hand-written references ----------------------------------------------------------------
 #: The stages both references return, in pipeline order (the order of their ``every`` tuples):
 #: the catalogue's, less the positional, rotary and cross-attention inputs they do not use.
-#: The stages of plain causal softmax attention (no positions, QK-norm, rotation or cap).
+#: The stages of plain causal softmax attention (no positions, QK-norm, rotation, cap or sink).
 REFERENCE_STAGES = tuple(
     s
     for s in CATALOGUE
-    if s not in ("positions", "X_pos", "X_kv", "Q_rot", "K_rot", "Q_normed", "K_normed", "capped")
+    if s
+    not in (
+        "positions",
+        "X_pos",
+        "X_kv",
+        "Q_rot",
+        "K_rot",
+        "Q_normed",
+        "K_normed",
+        "capped",
+        "sink_weight",
+    )
 )
 
 
