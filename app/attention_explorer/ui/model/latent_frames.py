@@ -2,11 +2,11 @@
 :class:`~attention_explorer.pretrained.latent.view.LatentView` (the numbers come from
 ``pretrained/latent/``; nothing here computes attention).
 
-Five maps, each a display-model frame (:func:`~attention_explorer.display.arrays.
+Five frames, each from the display model (:func:`~attention_explorer.display.arrays.
 frame_for_array`, signed scale around 0): the latent ``c_kv`` and the shared rotary key
 ``k_pe`` (what the cache stores per token), then for one head the up-projected ``k_nope`` and
-``v`` and the key the scores read, ``K = [k_nope ; k_pe]``. Columns are named so the
-assembly reads off the axis: ``c0..`` latent, ``n0..`` the no-rotary part, ``r0..`` the
+``v`` and the key the scores read, ``K = [k_nope ; k_pe]`` (the window draws k_nope as K's
+first columns rather than twice). Columns are named so the assembly reads off the axis: ``c0..`` latent, ``n0..`` the no-rotary part, ``r0..`` the
 rotary part, ``v0..`` value.
 """
 
@@ -22,13 +22,13 @@ from attention_explorer.generation.cache_size import CacheSize
 
 #: Decimals written in the cells (where they fit).
 DECIMALS = 2
-#: The maps, in the order the window lays them out: (key, row axis, column axis).
+#: The maps the window draws, in its order: (key, row axis, column axis). ``k_nope`` is
+#: drawn as the first columns (n0..) of ``key``, beside the shared ``k_pe`` (r0..).
 MAPS = (
     ("c_kv", "token", "latent dimension"),
     ("k_pe", "token", "rotary dimension"),
-    ("k_nope", "token", "no-rotary dimension"),
+    ("key", "token", "k_nope (n…) from c_kv ; k_pe (r…) shared"),
     ("value", "token", "value dimension"),
-    ("key", "token", "[k_nope ; k_pe]"),
 )
 
 
@@ -56,7 +56,7 @@ def latent_frames(view, head: int) -> LatentFrames:
     key = view.key[head]  # [n, nope + rope]
     arrays = {
         "c_kv": (view.c_kv, "c", "c_kv: each token's latent, what the cache stores"),
-        "k_pe": (view.k_pe, "r", "k_pe: the rotary key, one for all heads, cached"),
+        "k_pe": (view.k_pe, "r", "k_pe: the rotary key (after RoPE), one for all heads, cached"),
         "k_nope": (view.k_nope[head], "n", f"k_nope, head {head}: kv_b up-projects c_kv"),
         "value": (view.value[head], "v", f"V, head {head}: kv_b up-projects c_kv"),
     }
@@ -74,7 +74,7 @@ def latent_frames(view, head: int) -> LatentFrames:
     frames["key"] = frame_for_array(
         np.asarray(key, dtype=np.float64),  # [n, nope + rope]
         "signed",
-        f"K, head {head} = [k_nope ; k_pe] (RoPE turns k_pe)",
+        f"K, head {head} = [k_nope ; k_pe]: what the scores read",
         rows,
         _names("n", nope) + _names("r", rope),
         decimals=DECIMALS,

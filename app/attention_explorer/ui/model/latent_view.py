@@ -3,8 +3,9 @@ as labelled maps, numbers in the cells where they fit.
 
 The explorer opens a latent layer in direct mode (Q, K and V per head, as the model makes
 them); this non-modal window shows what comes before them: each token's latent ``c_kv`` and
-the one rotary key ``k_pe`` (all the cache keeps), the selected head's ``k_nope`` and ``V``
-up-projected from ``c_kv``, and ``K = [k_nope ; k_pe]``; and one sentence of the cache's bytes
+the one rotary key ``k_pe`` (all the cache keeps), and the selected head's ``K = [k_nope ;
+k_pe]`` (its first columns, ``n…``, up-projected from ``c_kv``; a line marks the seam) and
+``V`` (up-projected from ``c_kv``); and one sentence of the cache's bytes
 per token, latent against full multi-head attention. The numbers are
 :func:`~attention_explorer.pretrained.latent.view.latent_view`'s, computed on a worker thread
 once per (model, text, layer); a head change only redraws. The maps are drawn by the Compare
@@ -13,8 +14,10 @@ view's :class:`~attention_explorer.ui.model.compare_view.FrameView`.
 
 from __future__ import annotations
 
+import pyqtgraph as pg
 from PySide6.QtCore import QObject, Signal
-from PySide6.QtWidgets import QDialog, QGridLayout, QSpinBox, QVBoxLayout, QWidget
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QDialog, QHBoxLayout, QSpinBox, QVBoxLayout, QWidget
 
 from attention_explorer.core.stages import DEFAULT_DIVERGING
 from attention_explorer.generation.cache_size import cache_size
@@ -24,14 +27,9 @@ from attention_explorer.ui.model.latent_frames import MAPS, bytes_text, latent_f
 from attention_explorer.ui.widgets import layout_parts as parts
 from attention_explorer.ui.widgets.job_worker import JobWorker
 
-#: Where each map sits in the grid: (row, column, column span).
-_PLACES = {
-    "c_kv": (0, 0, 2),
-    "k_pe": (0, 2, 1),
-    "k_nope": (1, 0, 1),
-    "value": (1, 1, 1),
-    "key": (1, 2, 1),
-}
+#: The two rows of maps; each map's width follows its number of columns (set per layer),
+#: so every cell is about as wide and the numbers fit alike.
+_ROWS = (("c_kv", "k_pe"), ("key", "value"))
 
 
 def cache_dtype(loaded) -> str:
@@ -89,7 +87,7 @@ class LatentStagesDialog(QDialog):
         self._worker.finished.connect(self._on_view)
         self._worker.failed.connect(self._on_failed)
         self._build()
-        self.resize(1150, 660)
+        self._fit_screen()
 
     def _build(self) -> None:
         self.intro = parts.plain_label(
@@ -107,16 +105,21 @@ class LatentStagesDialog(QDialog):
         self.bytes_label = parts.plain_label()
         self.bytes_label.setObjectName("latent_bytes")
         self.maps: dict[str, FrameView] = {}
-        grid = QGridLayout()
-        for name, *_ in MAPS:
-            view = FrameView()
-            view.setObjectName(f"latent_map_{name}")
-            view.show_message("Computing…")
-            row, col, span = _PLACES[name]
-            grid.addWidget(view, row, col, 1, span)
-            self.maps[name] = view
-        for col in range(3):
-            grid.setColumnStretch(col, 1)
+        self._rows: list[QHBoxLayout] = []
+        grid = QVBoxLayout()
+        for names in _ROWS:
+            line = QHBoxLayout()
+            for name in names:
+                view = FrameView()
+                view.setObjectName(f"latent_map_{name}")
+                view.show_message("Computing…")
+                line.addWidget(view, 1)
+                self.maps[name] = view
+            grid.addLayout(line, 1)
+            self._rows.append(line)
+        self._joint = pg.InfiniteLine(angle=90, pen=pg.mkPen("#000000", width=2))
+        self._joint.setZValue(3)  # between k_nope's columns and k_pe's in the K map
+        self.maps["key"].plot.addItem(self._joint)
         layout = QVBoxLayout(self)
         layout.addWidget(self.intro)
         layout.addWidget(self.shapes)
@@ -124,6 +127,19 @@ class LatentStagesDialog(QDialog):
         layout.addWidget(self.edit_note)
         layout.addLayout(grid, 1)
         layout.addWidget(self.bytes_label)
+
+    def _fit_screen(self) -> None:
+        """As wide as a laptop screen allows (the numbers need room), never taller than it."""
+        screen = self.screen() or QGuiApplication.primaryScreen()
+        room = screen.availableGeometry() if screen is not None else None
+        width = 1340 if room is None else min(1340, room.width() - 20)
+        height = 680 if room is None else min(680, room.height() - 60)
+        self.resize(max(width, 640), max(height, 420))
+        if room is not None:  # centred on the screen, its title bar on it
+            self.move(
+                room.x() + max(0, (room.width() - self.width()) // 2),
+                room.y() + max(0, (room.height() - self.height()) // 2),
+            )
 
     # -- what is shown ----------------------------------------------------------------------
     def set_source(self, loaded, text: str, layer: int) -> None:
@@ -181,4 +197,8 @@ class LatentStagesDialog(QDialog):
         for name, axis_rows, axis_cols in MAPS:
             frame = self.frames.frames[name]
             self.maps[name].show_frame(frame, DEFAULT_DIVERGING, (axis_rows, axis_cols))
+        for line, names in zip(self._rows, _ROWS, strict=True):
+            for k, name in enumerate(names):  # wide maps get the room; + 6 for axes and bar
+                line.setStretch(k, self.frames.frames[name].shape[1] + 6)
+        self._joint.setPos(self.view.k_nope.shape[2])  # [n, nope | rope]: the seam of K
         self.shown.emit(self.view)
