@@ -6,8 +6,8 @@ Five frames, each from the display model (:func:`~attention_explorer.display.arr
 frame_for_array`, signed scale around 0): the latent ``c_kv`` and the shared rotary key
 ``k_pe`` (what the cache stores per token), then for one head the up-projected ``k_nope`` and
 ``v`` and the key the scores read, ``K = [k_nope ; k_pe]`` (the window draws k_nope as K's
-first columns rather than twice). Columns are named so the assembly reads off the axis: ``c0..`` latent, ``n0..`` the no-rotary part, ``r0..`` the
-rotary part, ``v0..`` value.
+first columns rather than twice). Columns are named so the assembly reads off the axis:
+``c0..`` latent, ``n0..`` the no-rotary part, ``r0..`` the rotary part, ``v0..`` value.
 """
 
 from __future__ import annotations
