@@ -104,10 +104,16 @@ def test_a_model_without_latent_attention_has_no_latent_stages(
     qtbot,
     model_window,  # noqa: F811
     gpt2_folder,  # noqa: F811
+    deepseek,
 ):
     window = model_window
     launcher = _launcher(window)
     assert not launcher.action.isVisible()  # nothing loaded
-    load(qtbot, window, gpt2_folder)
-    assert not launcher.action.isVisible()
     assert launcher.show() is None and launcher.dialog is None
+    load(qtbot, window, deepseek)
+    dialog = launcher.show()
+    assert dialog is not None and dialog.isVisible()
+    load(qtbot, window, gpt2_folder)  # another model: no latent, the entry and window go
+    assert not launcher.action.isVisible()
+    assert not dialog.isVisible()
+    assert launcher.show() is None
