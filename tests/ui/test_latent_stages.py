@@ -51,6 +51,7 @@ def test_the_maps_hold_the_latent_stages_and_follow_the_head(
     assert launcher.action.isVisible()
     assert launcher.action in menu_named(window, "&Model").actions()
     open_head(qtbot, window, 1, 2)
+    assert "Model > Latent stages…" in window.status.bar.currentMessage()
     launcher.action.trigger()
     dialog = launcher.dialog
     assert dialog is not None and dialog.isVisible() and not dialog.isModal()

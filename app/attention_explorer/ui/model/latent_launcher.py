@@ -36,7 +36,7 @@ class LatentLauncher(QObject):
         self.action.triggered.connect(lambda *_: self.show())
         menu.addAction(self.action)
         self.state.events.loaded.connect(lambda *_: self._follow_model())
-        self.state.events.origin.connect(lambda *_: self.refresh())
+        self.state.events.origin.connect(lambda *_: self._follow_origin())
         window.session.events.selected_head.connect(lambda *_: self._follow_head())
         window.history.changed.connect(lambda *_: self._follow_edits())
         window.model_panel.layer_spin.valueChanged.connect(lambda *_: self._follow_layer())
@@ -77,6 +77,16 @@ class LatentLauncher(QObject):
         self.dialog.set_source(*source)
         self._follow_head()
         self._follow_edits()
+
+    def _follow_origin(self) -> None:
+        self.refresh()
+        origin = self.state.origin
+        if origin is not None and self.dialog is None and is_latent(self.state.loaded):
+            self.window.status.show(  # where to find the stages the direct-mode layer lacks
+                f"Layer {origin.layer} uses latent attention: Model > Latent stages… shows its "
+                "latent c_kv, the shared rotary key and each head's K and V made from them",
+                15000,
+            )
 
     def _follow_model(self) -> None:
         self.refresh()

@@ -145,7 +145,7 @@ class LatentStagesDialog(QDialog):
     def set_source(self, loaded, text: str, layer: int) -> None:
         """Show layer ``layer`` of ``loaded`` on ``text`` (computed off the UI thread unless
         it is the one shown or asked for already)."""
-        key = (id(loaded), text, int(layer))
+        key = (id(loaded), loaded.name, text, int(layer))
         if key == self._key:
             return
         self._key = key
