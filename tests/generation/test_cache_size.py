@@ -232,3 +232,10 @@ def test_gpt_oss_alternating_sliding_layers_hold_what_the_arithmetic_says(tmp_pa
     held = held_positions(size.shape, fed)
     assert held == [len(layer.positions) for layer in out.cache] and held[0] < held[1] == fed
     assert out.cache_bytes == size.held(fed)
+
+
+@pytest.mark.parametrize("positions", [-3, 2.5, True])
+def test_held_bytes_of_an_impossible_count_is_one_line(positions):
+    shape = CacheShape(layers=2, heads=4, kv_heads=2, head_dim=8, v_head_dim=8)
+    with pytest.raises(GenerationError, match="positions must be a whole number >= 0"):
+        held_bytes(shape, positions)

@@ -74,6 +74,17 @@ def test_tiny_induction_step_zero_is_the_prompts_last_query():
     assert len(data.kv_tokens) == gen.prompt_length
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_a_torch_generation_opens_its_steps(dtype):
+    """The window generates on the session's backend; the replay runs on numpy and agrees to
+    the dtype's precision, so a torch generation's step opens (it was refused as changed)."""
+    pytest.importorskip("torch")
+    gen = ae.generate(TINY, tiny_prompt(), 3, backend="torch", dtype=dtype)
+    data = step_session(TINY, gen, 2, 1)
+    weights = ae.compute(data, dtype="float64")["weights"][:, 0]
+    np.testing.assert_allclose(weights, gen.steps[2].attentions[1], atol=1e-5)
+
+
 def test_a_float32_generation_reproduces_to_its_precision():
     gen = ae.generate(TINY, tiny_prompt(), 3)
     data = step_session(TINY, gen, 2, 1)

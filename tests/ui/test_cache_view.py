@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from psygnal import Signal, SignalGroup
-from PySide6.QtCore import QPoint
+from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QDialog, QVBoxLayout
 
 from attention_explorer.generation.cache_size import cache_size
@@ -87,6 +87,34 @@ def test_the_maps_are_the_selected_steps_rows(qtbot, shown):
     text = view.figure.tooltip_at(point)
     assert text.startswith("Layer 0, head 0, position 3 “owl”: weight ")
     assert f"{s.attentions[0, 0, 3]:.4f}"[:5] in text
+
+
+def test_a_token_that_looks_like_markup_shows_literally_in_the_hover(qtbot, shown, monkeypatch):
+    """The hover names the token; a token "<b>x</b>" is text, not bold markup."""
+    from PySide6.QtCore import QPointF
+    from PySide6.QtGui import QMouseEvent
+
+    from attention_explorer.ui.generate import cache_figure
+    from attention_explorer.ui.generate.cache_figure import HEADER_H, TITLE_H
+
+    state, view = shown
+    state.select_step(2)
+    figure = view.figure
+    figure.tokens = ("<b>x</b>", *figure.tokens[1:])
+    said = []
+    monkeypatch.setattr(cache_figure.QToolTip, "showText", lambda _p, text, *_: said.append(text))
+    w, h = figure.cell()
+    point = QPointF(LABEL_W + 0 * w + 1, HEADER_H + TITLE_H + h // 2)
+    move = QMouseEvent(
+        QMouseEvent.Type.MouseMove,
+        point,
+        figure.mapToGlobal(point),
+        Qt.MouseButton.NoButton,
+        Qt.MouseButton.NoButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
+    figure.mouseMoveEvent(move)
+    assert said and "&lt;b&gt;x&lt;/b&gt;" in said[0] and "<b>x</b>" not in said[0]
 
 
 def test_the_bytes_stated_are_the_arrays_held(shown):

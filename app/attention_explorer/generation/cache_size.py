@@ -26,7 +26,7 @@ cache does).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -123,16 +123,25 @@ class CacheShape:
     @classmethod
     def of_model(cls, model) -> CacheShape:
         """The shape of a loaded model (a ``LoadedModel`` or its ``ModelWeights``), from the
-        sizes the model run reads (a latent model's from its config's MLA keys)."""
+        sizes the model run reads (a latent model's from its latent plan, so keys config.json
+        leaves to their defaults count too)."""
+        from .step import widths  # lazily: pricing a published shape needs no model code
+
         w = getattr(model, "weights", model)  # LoadedModel -> ModelWeights
-        config = w.config
         windows = tuple(w.window_of(i) for i in range(w.n_layers))
         windows = windows if any(x is not None for x in windows) else ()
-        if config.get("kv_lora_rank") is not None:
-            shape = cls.deepseek({"num_hidden_layers": w.n_layers, **config})
-            return replace(shape, windows=windows)
-        v_head_dim = config.get("v_head_dim") or w.d_k
-        return cls(w.n_layers, w.heads, w.kv_heads, w.d_k, int(v_head_dim), windows=windows)
+        key, value = widths(w)  # the widths the decode step caches
+        plan = w.latent  # the plan the model run reads (config.json's keys or their defaults)
+        return cls(
+            w.n_layers,
+            w.heads,
+            w.kv_heads,
+            int(key),
+            int(value),
+            kv_lora_rank=None if plan is None else int(plan.kv_lora),
+            qk_rope_head_dim=None if plan is None else int(plan.rope),
+            windows=windows,
+        )
 
 
 def _dtype_name(dtype) -> str:
@@ -208,6 +217,8 @@ def held_positions(shape: CacheShape, positions: int) -> list[int]:
     """``[layers]`` how many of ``positions`` fed tokens each layer's cache holds when the
     next query comes: all of them, or a sliding layer's last ``window - 1`` (the next query
     reads its own key and the ``window - 1`` before it)."""
+    if isinstance(positions, bool) or not isinstance(positions, (int, np.integer)) or positions < 0:
+        raise GenerationError("cache", f"positions must be a whole number >= 0, not {positions!r}")
     windows = shape.windows or (None,) * shape.layers
     return [positions if w is None else min(positions, w - 1) for w in windows]
 

@@ -33,7 +33,7 @@ from attention_explorer.pretrained.open_model import LoadedModel, load_model
 from attention_explorer.session.compute_session import compute_session
 from attention_explorer.session.document import SessionData
 
-from .decode import embed_at, forward_new, held
+from .decode import embed_at, forward_new, held, release
 from .errors import GenerationError
 from .policy import CachePolicy, policy_dict
 from .result import Generation
@@ -114,9 +114,13 @@ def step_session(model, gen: Generation, step: int, layer: int) -> SessionData:
     loaded = load_model(model)
     w0 = loaded.weights
     layer = _check_index(layer, w0.n_layers, "layer")
-    q, keys, values, weights = replay(loaded, gen, step, layer)
+    try:
+        q, keys, values, weights = replay(loaded, gen, step, layer)
+    finally:
+        release(loaded)  # a model too large to keep converted is not held after the replay
     row = gen.steps[step].attentions[layer]  # [h, m]
-    if not np.array_equal(weights[:, -1], row):
+    # the replay runs on numpy: a torch generation's rows agree to its dtype's precision
+    if not np.allclose(weights[:, -1], row, rtol=0, atol=TOLERANCE[gen.dtype]):
         raise GenerationError(
             "model",
             f"{loaded.name} no longer gives this generation's step {step} (its files changed "

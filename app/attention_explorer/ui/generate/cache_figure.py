@@ -23,6 +23,7 @@ from attention_explorer.core.numbers import format_number
 from attention_explorer.core.stage_colours import DEFAULT_SEQUENTIAL
 from attention_explorer.generation.policy import CachePolicy
 from attention_explorer.ui.widgets.colormaps import colormap_by_name
+from attention_explorer.ui.widgets.plain_text import plain_tooltip
 
 LABEL_W = 96  # the left margin: layer and head names
 HEADER_H = 64  # the tokens above the columns
@@ -278,7 +279,8 @@ class CacheFigure(QWidget):
         point = event.position().toPoint()
         text = self.tooltip_at(point)
         if text:
-            QToolTip.showText(event.globalPosition().toPoint(), text, self)
+            # token text is shown literally: a token "<b>" is not markup
+            QToolTip.showText(event.globalPosition().toPoint(), plain_tooltip(text), self)
         else:
             QToolTip.hideText()
 
