@@ -17,7 +17,8 @@ The window is used through what every main window has: ``document`` (``maybe_sav
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtWidgets import QApplication
 
 from attention_explorer.generation import GenerationError
 from attention_explorer.generation.step_session import (
@@ -82,12 +83,18 @@ class StepOpener(QObject):
         gen, loaded = self.state.generation, getattr(self.state, "loaded", None)
         if gen is None or loaded is None:
             return self._say("Generate first: there is no step to open.")
+        # the replay runs the model up to the step on this thread (milliseconds for small
+        # models, seconds for large ones): say so and show the busy cursor meanwhile
+        self.window.status.show(f"Replaying the generation to step {step}, layer {layer}…")
+        QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
         try:
             data = step_session(loaded, gen, step, layer)
         except GenerationError as exc:
             self.window.status.show(str(exc), 15000)
             self.reported.emit(str(exc))
             return False
+        finally:
+            QApplication.restoreOverrideCursor()
         if not self.window.document.maybe_save():
             return False
         self._opening = True
