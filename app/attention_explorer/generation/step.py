@@ -103,16 +103,10 @@ def new_caches(w: ModelWeights, capacity: int, like) -> list[KVCache]:
             caches.append(KVCache(**latent_buffers(w, capacity, _zeros(like))))
             continue
         d_k, d_v = lw.W_K.shape[1] // w.kv_heads, lw.W_V.shape[1] // w.kv_heads
-        shape_k, shape_v = (w.kv_heads, capacity, d_k), (w.kv_heads, capacity, d_v)
-        if isinstance(like, np.ndarray):
-            caches.append(KVCache(np.zeros(shape_k, like.dtype), np.zeros(shape_v, like.dtype)))
-        else:
-            import torch
-
-            zeros = [
-                torch.zeros(s, dtype=like.dtype, device=like.device) for s in (shape_k, shape_v)
-            ]
-            caches.append(KVCache(*zeros))
+        zeros = _zeros(like)
+        keys = zeros((w.kv_heads, capacity, d_k))  # [kv, capacity, d_k]
+        values = zeros((w.kv_heads, capacity, d_v))  # [kv, capacity, d_v]
+        caches.append(KVCache(keys, values))
     return caches
 
 
