@@ -35,6 +35,16 @@ def llama_gen(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def deepseek_gen(tmp_path_factory) -> Path:
+    """A tiny DeepSeek-V3 (tests/models/test_deepseek_v3.py: kv_lora 16, q_lora 24, rope 8,
+    4 heads) whose layer 1 routes to experts; built once for every generation test."""
+    pytest.importorskip("transformers")
+    from tests.models.test_deepseek_v3 import make_deepseek
+
+    return make_deepseek(tmp_path_factory.mktemp("deepseek-gen"), first_k_dense_replace=1)
+
+
+@pytest.fixture(scope="session")
 def mistral_gen(tmp_path_factory) -> Path:
     """A random 2-layer Mistral whose layers see 3 keys back (sliding_window 3)."""
     pytest.importorskip("transformers")

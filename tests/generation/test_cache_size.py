@@ -182,15 +182,6 @@ def test_the_latent_arithmetic_agrees_with_transformers_deepseek_cache():
     assert size.mha.numbers == 4 * (8 + 4 + 8) and size.mla.numbers == 16 + 4
 
 
-@pytest.fixture(scope="module")
-def deepseek_gen(tmp_path_factory):
-    """Helper C's tiny DeepSeek-V3 (kv_lora 16, rope 8, 4 heads; layer 1 routes to experts)."""
-    pytest.importorskip("transformers")
-    from tests.models.test_deepseek_v3 import make_deepseek
-
-    return make_deepseek(tmp_path_factory.mktemp("deepseek-size"), first_k_dense_replace=1)
-
-
 def test_a_deepseek_generations_latent_cache_holds_the_latent_price(deepseek_gen):
     """The generation's own steps on a tiny DeepSeek-V3 (those Stepper.step runs): each
     layer's ``.latent [positions, kv_lora_rank]`` and ``.rope_key [positions, rope]`` hold

@@ -28,14 +28,6 @@ PROMPT = "The cat sat on the mat"
 STEPS = 5
 
 
-@pytest.fixture(scope="module")
-def deepseek_gen(tmp_path_factory):
-    """A tiny DeepSeek-V3 whose layer 1 routes to experts (kv_lora 16, q_lora 24, rope 8)."""
-    from tests.models.test_deepseek_v3 import make_deepseek
-
-    return make_deepseek(tmp_path_factory.mktemp("deepseek-gen"), first_k_dense_replace=1)
-
-
 def greedy(folder, steps, backend="numpy", dtype="float64", policy=None):
     """``steps`` greedy tokens after :data:`PROMPT`: (ids, rows per step [layers, heads, m],
     the caches as ``layer_caches`` returns them)."""

@@ -6,13 +6,10 @@ generation has landed (helpers B and C)."""
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import pytest
 
 import attention_explorer as ae
-from attention_explorer.generation.result import LayerCache
 from attention_explorer.generation.step_session import step_session
 from tests.generation.conftest import PROMPT
 
@@ -41,20 +38,6 @@ def test_a_gpt_oss_step_opens_with_its_sinks(oss_folder, policy):
     assert data.config.attention_sinks and data.inputs.sinks.shape == (data.config.heads,)
 
 
-@pytest.fixture(scope="module")
-def deepseek_folder(tmp_path_factory):
-    if "latent" not in {f.name for f in dataclasses.fields(LayerCache)}:
-        pytest.skip("the latent cache (helper C) has not landed in generation yet")
-    make = pytest.importorskip("tests.models.test_deepseek_v3").make_deepseek
-    folder = tmp_path_factory.mktemp("deepseek-step")
-    make(folder)
-    try:  # generation's own tests (helper C's) say why it fails; here it only gates
-        ae.generate(folder, PROMPT, 1)
-    except Exception as exc:  # noqa: BLE001
-        pytest.skip(f"DeepSeek-V3 does not generate yet: {exc}")
-    return folder
-
-
 @pytest.mark.parametrize("policy", POLICIES)
-def test_a_deepseek_step_opens_with_the_up_projected_cache(deepseek_folder, policy):
-    assert_every_step_reproduces(deepseek_folder, policy)
+def test_a_deepseek_step_opens_with_the_up_projected_cache(deepseek_gen, policy):
+    assert_every_step_reproduces(deepseek_gen, policy)
