@@ -262,3 +262,19 @@ def test_an_encoder_is_named_as_such_and_cannot_be_stepped(qtbot, model_window, 
     assert not panel.step_button.isEnabled() and not panel.run_button.isEnabled()
     load(qtbot, model_window, TINY, WORDS)
     assert panel.step_button.isEnabled() and panel.run_button.isEnabled()
+
+
+def test_closing_the_window_lets_go_of_its_steppers_and_step_works_after_reopening(
+    qtbot, model_window
+):
+    load(qtbot, model_window, TINY, WORDS)
+    dialog = _open(qtbot, model_window)
+    _click_and_wait(qtbot, dialog, dialog.panel.step_button)
+    assert dialog.state._steppers  # Step keeps its stepper (and its weights) for the next Step
+    dialog.close()
+    assert dialog.state._steppers == ()  # closed: nothing holds the converted weights
+    dialog = _open(qtbot, model_window)
+    _click_and_wait(qtbot, dialog, dialog.panel.step_button)
+    assert dialog.state._steppers and dialog.panel.steps_table.rowCount() == 1
+    expected = ae.generate(TINY, WORDS, 1)
+    assert dialog.state.generation.ids == expected.ids

@@ -107,6 +107,7 @@ class GenerateState(QObject):
         self._steppers: tuple = ()  # (with the policy, full cache or absent), kept for Step
         self._request = 0
         self._busy = False
+        self._release_when_done = False  # the window closed while a job ran
         self.worker = JobWorker("generation", self)
         self.worker.finished.connect(self._done)
         self.worker.failed.connect(self._failed)
@@ -181,6 +182,15 @@ class GenerateState(QObject):
             self._set_busy(False)
         self.changed.emit()
 
+    def release(self) -> None:
+        """Let go of the steppers and the weights they hold (the window was closed); the shown
+        generation stays, and the next Step starts a new one. A running job is stopped and its
+        steppers are let go when it answers."""
+        if self._busy:
+            self.cancel()
+            self._release_when_done = True
+        self._close_steppers()
+
     # -- the job ----------------------------------------------------------------------------
     def _start(self, settings: GenerateSettings, steps: int, fresh: bool, policy) -> bool:
         loaded = self.loaded
@@ -225,12 +235,18 @@ class GenerateState(QObject):
 
     def _done(self, done: _Done) -> None:
         if done.request != self._request:
-            return  # another model was loaded meanwhile
+            if done.steppers is not self._steppers:
+                for stepper in done.steppers:  # another model was loaded meanwhile
+                    stepper.close()
+            return
         if done.steppers is not self._steppers:
             self._close_steppers()
         self._steppers, self.settings, self.policy = done.steppers, done.settings, done.policy
         self.generation, self.reference = done.generation, done.reference
         self.selected_step = len(done.generation.steps) - 1
+        if self._release_when_done:
+            self._release_when_done = False
+            self._close_steppers()
         self._set_busy(False)
         if done.stopped and done.taken:
             self.failed.emit(f"Stopped after {done.taken} of {done.asked} steps: {done.stopped}")
@@ -241,6 +257,7 @@ class GenerateState(QObject):
         self.changed.emit()
 
     def _failed(self, message: str) -> None:
+        self._release_when_done = False
         self._set_busy(False)
         self.failed.emit(message)
 

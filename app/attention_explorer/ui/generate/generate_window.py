@@ -61,6 +61,7 @@ class GenerateWindow(QDialog):
 
     def done(self, result: int) -> None:  # noqa: D102 - QDialog API: stop what runs
         self.state.cancel()
+        self.state.release()  # the steppers' converted weights are not kept for a closed window
         self.panel.remember()
         super().done(result)
 
