@@ -9,13 +9,11 @@ for the region shown, so a zoomed view shows exact cells.
 
 from __future__ import annotations
 
-import html
-
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QRectF, QSignalBlocker, Qt, QTimer, Signal
 from PySide6.QtGui import QCursor, QFont, QPalette
-from PySide6.QtWidgets import QFrame, QLabel, QMenu, QStackedLayout, QToolTip, QVBoxLayout
+from PySide6.QtWidgets import QFrame, QMenu, QStackedLayout, QToolTip, QVBoxLayout
 
 from attention_explorer.core.numbers import format_number
 from attention_explorer.core.stages import MASKED_RGB, stage, title
@@ -28,8 +26,11 @@ from attention_explorer.ui.heatmap.heatmap_labels import AllAxisLabels
 from attention_explorer.ui.heatmap.heatmap_lazy import OffscreenDeferral
 from attention_explorer.ui.heatmap.heatmap_menu import context_menu
 from attention_explorer.ui.heatmap.heatmap_parts import changed_parts
+from attention_explorer.ui.heatmap.heatmap_placeholder import missing_reason, placeholder_label
+from attention_explorer.ui.heatmap.heatmap_selection_frames import SelectionFrames
 from attention_explorer.ui.heatmap.heatmap_texts import CellTexts, width_for_texts
 from attention_explorer.ui.heatmap.heatmap_title import HeatmapTitle
+from attention_explorer.ui.heatmap.heatmap_tooltip import tooltip_html
 from attention_explorer.ui.heatmap.heatmap_zoom import ZoomControl, visible_region
 from attention_explorer.ui.heatmap.room_for_numbers import (
     DEFAULT_BAR_ROOM,
@@ -41,9 +42,6 @@ from attention_explorer.ui.widgets.colormaps import colormap_for, table_for
 
 #: Small matrices up to this many columns widen their view until every number fits.
 ROOM_FOR_COLUMNS = 8
-_SELECTION_PENS = (pg.mkPen("#000000", width=4), pg.mkPen("#ffffff", width=2))
-#: Presenter mode frames the followed cell so it reads from the back of the room.
-_BOLD_PENS = (pg.mkPen("#000000", width=10), pg.mkPen("#ffd21f", width=5))
 
 
 class HeatmapView(QFrame):
@@ -106,19 +104,14 @@ class HeatmapView(QFrame):
         self.bar.setColorMap(colormap_for(self.stage, self.prefs))
         self.bar.setImageItem(self.image, insert_in=plot)
         self._bar_font = QFont(self.bar.axis.font())  # its tick font, as presenter mode scales
-        self._pens = _SELECTION_PENS
-        self._selection = [self._selection_item(pen) for pen in _SELECTION_PENS]
-        self._selection_items: list = []
+        self.selection_frames = SelectionFrames(plot)
         self.texts = CellTexts(plot)
         self._deferral = OffscreenDeferral(self, self.graphics.viewport(), self._draw_deferred)
         self.zoom = ZoomControl(self.graphics, box, self._refresh)
         self._zoom_timer = QTimer(self, singleShot=True, interval=30)
         self._zoom_timer.timeout.connect(self._on_range_settled)
         box.sigRangeChanged.connect(lambda *_: self._zoom_timer.start())
-        self.placeholder = QLabel("Nothing computed yet")
-        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.placeholder.setWordWrap(True)
-        self.placeholder.setTextFormat(Qt.TextFormat.PlainText)
+        self.placeholder = placeholder_label()
         self._stack = QStackedLayout()
         self._stack.addWidget(self.graphics)
         self._stack.addWidget(self.placeholder)
@@ -134,22 +127,12 @@ class HeatmapView(QFrame):
         scene.sigMouseMoved.connect(self._on_mouse_moved)
         scene.sigMouseClicked.connect(self._on_mouse_clicked)
 
-    def _selection_item(self, pen):
-        from PySide6.QtWidgets import QGraphicsRectItem
-
-        rect = QGraphicsRectItem()
-        rect.setPen(pen)
-        rect.setZValue(20)
-        rect.setVisible(False)
-        self.plot.addItem(rect)
-        return rect
-
     # -- public API -------------------------------------------------------------------------
     def set_trace(self, trace, head: int) -> None:
         """Show this view's stage of ``trace`` for query head ``head``."""
         with QSignalBlocker(self):
             self._trace, self._head, self._hover_cell = trace, head, None
-            problem = self._missing_reason(trace, head)
+            problem = missing_reason(trace, self.stage, head)
             if problem:
                 self.placeholder.setText(problem)
                 self._stack.setCurrentWidget(self.placeholder)
@@ -195,9 +178,7 @@ class HeatmapView(QFrame):
         """Presenter mode (``scale`` above 1): cell digits, tick names, axis names and the
         title up to ``scale`` times larger, the selected (followed) cell framed boldly; 1 puts
         everything back."""
-        self._pens = _BOLD_PENS if scale > 1 else _SELECTION_PENS
-        for k, item in enumerate(self._selection + self._selection_items):
-            item.setPen(self._pens[k % 2])
+        self.selection_frames.set_bold(scale > 1)
         self.texts.scale = scale
         self.axes.set_scale(scale)
         self.title_bar.set_scale(scale)
@@ -212,7 +193,7 @@ class HeatmapView(QFrame):
 
     def selection_pen_width(self) -> float:
         """Width in pixels of the frame drawn around the selected cell."""
-        return self._selection[0].pen().widthF()
+        return self.selection_frames.pen_width()
 
     def set_highlighted(self, on: bool) -> None:
         """Frame the view (the walkthrough points at it) or remove the frame."""
@@ -238,18 +219,6 @@ class HeatmapView(QFrame):
         return colormap_for(self.stage, self.prefs)
 
     # -- drawing ----------------------------------------------------------------------------
-    def _missing_reason(self, trace, head: int) -> str:
-        if trace is None:
-            return "Nothing computed yet"
-        entry = stage(self.stage)
-        if not trace.has(self.stage) and len(trace.heads) < trace.config.heads:
-            return "needs every head: at this size it is computed only for exports"
-        if not trace.has(self.stage):
-            return f"{title(self.stage, trace.config.normalizer)} is not part of this computation"
-        if entry.per_head and head not in trace.heads:
-            return f"head {head} is computed on selection"
-        return ""
-
     @property
     def frame(self):
         """The :class:`~attention_explorer.display.DisplayFrame` shown, None while the
@@ -392,15 +361,7 @@ class HeatmapView(QFrame):
             rects = picks.selection_rects(
                 self._trace, self.stage, self._head, self.session.selected_cell
             )
-        while len(self._selection_items) < 2 * len(rects):
-            self._selection_items.append(self._selection_item(self._pens[0]))
-            self._selection_items.append(self._selection_item(self._pens[1]))
-        items = self._selection + self._selection_items
-        for k, item in enumerate(items):
-            shown = k // 2 < len(rects)
-            item.setVisible(shown)
-            if shown:
-                item.setRect(rects[k // 2])
+        self.selection_frames.show(rects)
 
     def _on_colormap_changed(self, *_args) -> None:
         self.bar.setColorMap(self.colormap())
@@ -419,10 +380,7 @@ class HeatmapView(QFrame):
         if cell is None:
             QToolTip.hideText()
             return
-        text = html.escape(self.tooltip_text(*cell))
-        head, _, rest = text.partition("\n")
-        rich = f"<p style='white-space:pre'><b>{head}</b><br>{rest.replace(chr(10), '<br>')}</p>"
-        QToolTip.showText(QCursor.pos(), rich, self.graphics)
+        QToolTip.showText(QCursor.pos(), tooltip_html(self.tooltip_text(*cell)), self.graphics)
 
     def _on_mouse_clicked(self, event) -> None:
         if event.button() == Qt.MouseButton.RightButton:
