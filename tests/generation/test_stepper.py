@@ -134,3 +134,30 @@ def test_a_latent_cache_grows_with_its_latent_and_rotary_key(deepseek_gen):
     for mine, theirs in zip(stepper.result().cache, expected.cache):
         assert mine.latent is not None and np.array_equal(mine.latent, theirs.latent)
         assert np.array_equal(mine.rope_key, theirs.rope_key)
+
+
+@pytest.mark.parametrize("failing_step", [0, 2])
+def test_a_step_that_fails_part_way_leaves_the_next_step_exact(monkeypatch, failing_step):
+    """A step that fails after layer 0 wrote its cache (here a MemoryError in layer 1) puts
+    every layer's cache back: the next Step gives exactly what an unbroken run gives (before,
+    layer 0 stayed a position ahead and every later step failed or went wrong)."""
+    from attention_explorer.generation import decode
+
+    steps = 4
+    reference = ae.generate(TINY, PROMPT, steps, dtype="float64")
+    stepper = Stepper(TINY, PROMPT, dtype="float64")
+    real = decode.rest_of_layer
+    for i in range(steps):
+        if i == failing_step:
+
+            def broken(w, layer, h, a):
+                if layer == 1:
+                    raise MemoryError("simulated: no room for layer 1")
+                return real(w, layer, h, a)
+
+            monkeypatch.setattr(decode, "rest_of_layer", broken)
+            with pytest.raises(MemoryError):
+                stepper.step()
+            monkeypatch.setattr(decode, "rest_of_layer", real)
+        stepper.step()
+    same_generation(stepper.result(), reference)

@@ -160,6 +160,7 @@ class Stepper:
         fed = len(self.ids)  # positions fed after this step
         self._check_positions(fed, i + 1)
         dtype = np.dtype(self.dtype)
+        lengths = None if self.w is None else [c.length for c in self.caches]
         try:
             if self.w is None:
                 self.w = held(self.loaded, self.dtype, self.engine, self.keep_bytes)
@@ -175,8 +176,11 @@ class Stepper:
                     self.room = max(fed, 2 * self.room)
                     self.caches = _grown(self.w, self.caches, self.room)
             rows, logits = forward_new(self.w, h, self.caches, self.policy)
-        except AttentionInputError as exc:
-            raise GenerationError("backend", str(exc)) from None
+        except BaseException as exc:
+            self._undo(lengths)  # a step that fails part-way leaves no layer a step ahead
+            if isinstance(exc, AttentionInputError):
+                raise GenerationError("backend", str(exc)) from None
+            raise
         logits = host(logits)[0].astype(np.float64)  # [vocab]
         probs = distribution(logits, self.temperature, self.top_k, self.top_p)  # [vocab]
         token, rank = choose(probs, logits, self.temperature == 0, self.rng)
@@ -186,6 +190,15 @@ class Stepper:
         self.steps.append(made)
         self.ids.append(token)
         return made
+
+    def _undo(self, lengths: list[int] | None) -> None:
+        """Put the caches back as they were before a step that failed (``lengths``: each
+        layer's filled length then; None: it was the first step, so start again)."""
+        if lengths is None:
+            self.w, self.caches = None, []
+            return
+        for cache, length in zip(self.caches, lengths, strict=False):
+            cache.length = length
 
     def result(self) -> Generation:
         """The :class:`~.result.Generation` of the steps taken so far (what ``generate`` with
