@@ -19,6 +19,7 @@ import re
 
 import numpy as np
 from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
+from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -137,9 +138,11 @@ class ExperimentBanner(QFrame):
         # One title line; the question and what to look for open on demand (13 lines pushed
         # the views off a laptop). The description and notes are the walkthrough's About.
         self.title_line = QLabel()
+        self._title_markup = ""  # the full title line, bold name (see _show_title)
         self.title_line.setObjectName("experimentTitle")
         self.title_line.setTextFormat(Qt.TextFormat.RichText)  # escaped like the text
         self.title_line.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        self.title_line.installEventFilter(self)  # a new width elides the title line anew
         self.more_button = QPushButton(MORE_TEXT)
         self.more_button.setCheckable(True)
         self.more_button.setToolTip("Show the example's question, what to look for, what was tried")
@@ -224,8 +227,8 @@ class ExperimentBanner(QFrame):
         if self._refusal:
             parts.append(f"<b>Engine says:</b> {_escape(self._refusal)}")
         self.text.setText("<br>".join(parts))
-        self.title_line.setText(self._title(tried))
-        self.title_line.setToolTip(_escape(question) if question else "")
+        self._title_markup = self._title(tried)
+        self._show_title()
         self.more_button.setVisible(bool(parts))
         if not parts and self.expanded():
             self.set_expanded(False)  # nothing left to open
@@ -242,12 +245,36 @@ class ExperimentBanner(QFrame):
         sizes = s.config.summary(len(s.tokens))
         line = f"<b>{_escape(s.name or 'Experiment')}</b> ({_escape(sizes)})"
         if tried:
-            changes = self.session.experiment.get("try", {})
-            what = ", ".join(f"{_escape(k)} = {_escape(v)}" for k, v in changes.items())
-            line += f" · <b>Tried:</b> {what} (Ctrl+Z undoes it)"
+            line += " · <b>Experiment applied</b>: see Details (Ctrl+Z undoes it)"
         if self._refusal:
             line += " · <b>Engine refused the change</b>: see Details"
         return line
+
+    def title_full_text(self) -> str:
+        """The whole title line as plain text (what its tooltip holds when it is elided)."""
+        return _plain(self._title_markup)
+
+    def title_elided(self) -> bool:
+        """True while the title line is too wide for the banner and ends in "…"."""
+        return self.title_line.textFormat() == Qt.TextFormat.PlainText
+
+    def _show_title(self) -> None:
+        """The title line in full (bold name) when it fits; else cut at its right end with
+        "…" as plain text, the whole line in the tooltip, so no word is ever clipped."""
+        label, full = self.title_line, self.title_full_text()
+        bold = QFont(label.font())
+        bold.setBold(True)
+        width = label.contentsRect().width()
+        if QFontMetrics(bold).horizontalAdvance(full) <= width or width <= 0:
+            label.setTextFormat(Qt.TextFormat.RichText)
+            label.setText(self._title_markup)
+            label.setToolTip("")
+            return
+        elided = label.fontMetrics().elidedText(full, Qt.TextElideMode.ElideRight, width)
+        label.setTextFormat(Qt.TextFormat.PlainText)  # names from a file never become markup
+        label.setText(elided)
+        # the tooltip shows the line as typed: escaped inside a paragraph, never markup
+        label.setToolTip(f"<p style='white-space:pre-wrap'>{_escape(full)}</p>")
 
     def _fit_height(self) -> None:
         """As tall as the text, up to MAX_HEIGHT_SHARE of the window (then the text scrolls);
@@ -282,7 +309,9 @@ class ExperimentBanner(QFrame):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
         """The window was resized: fit the height to the new cap."""
-        if watched is self._watched and event.type() == QEvent.Type.Resize:
+        if watched is self.title_line and event.type() == QEvent.Type.Resize:
+            self._show_title()
+        elif watched is self._watched and event.type() == QEvent.Type.Resize:
             self._fit_height()
         return False
 
