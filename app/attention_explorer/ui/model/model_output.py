@@ -35,8 +35,8 @@ from PySide6.QtWidgets import (
 )
 
 from attention_explorer.display.ticks import axis_ticks, short_label, tick_stride
-from attention_explorer.pretrained.model_errors import ModelError
 from attention_explorer.ui.heatmap.heatmap_labels import ALL_LABELS_UP_TO, fitting_font
+from attention_explorer.ui.model.router_words import router_summary
 from attention_explorer.ui.widgets import layout_parts as parts
 from attention_explorer.ui.widgets.colormaps import colormap_by_name
 
@@ -368,14 +368,7 @@ class OutputPanel(QWidget):
         if self.edited is None or not self._routed:
             return ""
         layer, position = self.router_layer.value(), self.position.value()
-        try:
-            after = self.edited.router_text(layer, position)
-            before = self.original.router_text(layer, position)
-        except ModelError as exc:
-            return str(exc)
-        token = self.edited.tokens[position]
-        text = f"Router of layer {layer} at “{token}” (position {position}): {after}"
-        return text if before == after else f"{text}\nbefore the edit: {before}"
+        return router_summary(self.original, self.edited, layer, position)
 
     def _show_router(self) -> None:
         if self.edited is not None and self._routed:
