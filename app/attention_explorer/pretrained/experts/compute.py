@@ -63,7 +63,8 @@ def routed_feed_forward(w, lw, x):
     plan = w.arch.experts
     logits = o.linear(x, lw.W_router, lw.b_router)  # [n, E]
     weights, experts = route(plan, w.config, logits, lw.router_score_bias)  # [n, k], [n, k]
-    y = x * 0  # [n, d] zeros in x's dtype and device
+    y = x.copy() if is_numpy(x) else x.clone()  # [n, d] in x's dtype and device
+    y[...] = 0  # zeros (x * 0 would be NaN on an infinite row)
     for j in _hit(experts):
         rows, slots = _rows_of(experts, j)  # [m], [m]: each token picks an expert once
         y[rows] += _expert(w, lw, j, x[rows]) * weights[rows, slots][:, None]  # [m, d]

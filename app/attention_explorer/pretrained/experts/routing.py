@@ -21,6 +21,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from attention_explorer.kernels import ops_for
 from attention_explorer.pretrained.experts.plan import ExpertsPlan
 
 
@@ -39,15 +40,13 @@ def top_k(x, k: int):
 
 
 def _softmax(x):
-    """Softmax over the last axis, max-shifted, in ``x``'s dtype."""
-    if is_numpy(x):
-        z = np.exp(x - x.max(axis=-1, keepdims=True))  # [n, m]
-        return z / z.sum(axis=-1, keepdims=True)
-    return x.softmax(dim=-1)
+    """Softmax over the last axis in ``x``'s dtype: the kernels' (max-shifted on numpy)."""
+    return ops_for(x).softmax(x)  # [n, m]
 
 
 def _sigmoid(x):
-    return 1.0 / (1.0 + np.exp(-x)) if is_numpy(x) else x.sigmoid()
+    """Each score's sigmoid: the kernels' (overflow-free on torch)."""
+    return ops_for(x).sigmoid(x)  # [n, m]
 
 
 def _gather(x, idx):
