@@ -63,7 +63,7 @@ def softmax_topk(logits, k: int, norm: bool):
     """Qwen3-MoE/OLMoE: (weights ``[n, k]``, experts ``[n, k]``)."""
     weights, idx = top_k(_softmax(logits), k)  # [n, k]
     if norm:
-        weights = weights / weights.sum(axis=-1, keepdims=True)
+        weights = weights / weights.sum(axis=-1, keepdims=True)  # [n, k]
     return weights, idx
 
 
@@ -86,10 +86,10 @@ def sigmoid_grouped(logits, k: int, score_bias, groups: int, keep: int, norm: bo
     group_scores = best_two.sum(axis=-1) if is_numpy(best_two) else best_two.sum(dim=-1)  # [n, G]
     kept = top_k(group_scores, keep)[1]  # [n, keep]
     if is_numpy(choice):
-        allowed = np.zeros((n, groups), dtype=bool)
+        allowed = np.zeros((n, groups), dtype=bool)  # [n, G]
         np.put_along_axis(allowed, kept, True, axis=-1)
         allowed = np.repeat(allowed, E // groups, axis=-1)  # [n, E]
-        masked = np.where(allowed, choice, -np.inf)
+        masked = np.where(allowed, choice, -np.inf)  # [n, E]
     else:
         import torch
 

@@ -57,7 +57,7 @@ def turn(ops, x, cos, sin, interleave: bool):
     """RoPE on ``x [.., n, rope]`` with ``cos, sin [n, rope]``: interleaved pairs (evens
     first, then odds, then rotate-half) or rotate-half pairs."""
     if interleave:
-        x = array_namespace(x).concat([x[..., 0::2], x[..., 1::2]], axis=-1)
+        x = array_namespace(x).concat([x[..., 0::2], x[..., 1::2]], axis=-1)  # [.., n, rope]
     return ops.rotate(x, cos, sin)
 
 
@@ -74,14 +74,16 @@ def latent_stages(ops, w, layer: int, x, start: int = 0) -> LatentStages:
     """The stages of layer ``layer`` for ``x [n, d]`` at positions ``start ..``."""
     lw, plan, heads = w.layers[layer], w.latent, w.heads
     if lw.W_q_a is not None:  # q through the q_lora rank
-        c_q = ops.rms_norm(ops.linear(x, lw.W_q_a, lw.b_q_a), lw.q_a_norm, None, plan.eps)
+        c_q = ops.rms_norm(
+            ops.linear(x, lw.W_q_a, lw.b_q_a), lw.q_a_norm, None, plan.eps
+        )  # [n, q_lora]
         q = ops.linear(c_q, lw.W_q_b)  # [n, h*(nope+rope)]
     else:
         c_q, q = None, ops.linear(x, lw.W_Q, lw.b_Q)  # [n, h*(nope+rope)]
     q = ops.split_heads(q, heads, contiguous=True)  # [h, n, nope+rope]
-    q_nope, q_pe = q[..., : plan.nope], q[..., plan.nope :]
+    q_nope, q_pe = q[..., : plan.nope], q[..., plan.nope :]  # [h, n, nope], [h, n, rope]
     compressed = ops.linear(x, lw.W_kv_a, lw.b_kv_a)  # [n, kv_lora + rope]
-    c_kv = ops.rms_norm(compressed[:, : plan.kv_lora], lw.kv_a_norm, None, plan.eps)
+    c_kv = ops.rms_norm(compressed[:, : plan.kv_lora], lw.kv_a_norm, None, plan.eps)  # [n, kv_lora]
     k_pe = compressed[:, plan.kv_lora :]  # [n, rope]
     rotary = w.rotary_of(layer)
     if rotary is not None:
