@@ -29,6 +29,7 @@ from attention_explorer.engine.config import OPTIONS
 from attention_explorer.engine.variants.norm_weights import refit_norm_weights
 from attention_explorer.session import History, Session, resize
 from attention_explorer.ui.editing.controls_parts import FittingCombo, combo, off_spin, select
+from attention_explorer.ui.editing.controls_sinks import SinksRow
 from attention_explorer.ui.editing.token_strip import (
     MAX_TOKENS as STRIP_MAX_TOKENS,
     SLIDER_MAX_TOKENS,
@@ -128,6 +129,7 @@ class ControlsPanel(QWidget):
         self.softcap = off_spin(QDoubleSpinBox(), 1000.0, "Soft cap c: scores -> c·tanh(s/c)")
         self.softcap.setDecimals(1)
         self.window = off_spin(QSpinBox(), MAX_TOKENS, "Sliding window: keys this far back hide")
+        self.sinks = SinksRow(self._apply)  # gpt-oss's learned sink logit per head
         self.rotary_fraction = QDoubleSpinBox()
         self.rotary_fraction.setRange(0.05, 1.0)
         self.rotary_fraction.setSingleStep(0.05)
@@ -160,6 +162,7 @@ class ControlsPanel(QWidget):
         scoring.addRow("QK-norm", self.qk_norm)
         scoring.addRow("Soft cap", self.softcap)  # a row each: side by side they widened
         scoring.addRow("Window", self.window)  # the dock past 1366x768's Controls width
+        scoring.addRow("Sinks", self.sinks.box)
         running = QFormLayout()
         running.addRow("Backend", self.backend)
         running.addRow("Precision", self.dtype)
@@ -388,6 +391,7 @@ class ControlsPanel(QWidget):
         select(self.qk_norm, c.qk_norm)
         self.softcap.setValue(c.softcap or 0.0)
         self.window.setValue(c.window or 0)
+        self.sinks.sync(c)
         self.rotary_fraction.setValue(c.rotary_fraction)
         self.rotary_fraction.setEnabled(c.rotary)
         select(self.backend, s.backend)
