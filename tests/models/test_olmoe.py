@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import shutil
 
+import numpy as np
 import pytest
 
+import attention_explorer as ae
 from attention_explorer.pretrained import ModelError, model_run
+from tests.generation.conftest import cache_arrays, hf_generate
 from tests.models.conftest import (
     assert_like_reference,
     check_knockout_and_edit,
@@ -88,3 +91,17 @@ def test_clip_qkv_is_refused_by_name(olmoe_folder, tmp_path):
     rewrite_config(folder, clip_qkv=8.0)
     with pytest.raises(ModelError, match="clip_qkv"):
         model_run(folder, TEXT, dtype="float64")
+
+
+def test_greedy_generation_and_its_cache_match_transformers(olmoe_folder):
+    """ae.generate on OLMoE (QK-norm over the whole projection, experts in every layer):
+    transformers' greedy ids, and its cache's keys and values (after QK-norm and RoPE)."""
+    steps = 5
+    ours = ae.generate(olmoe_folder, "A dog ran in", steps, dtype="float64")
+    ids, past = hf_generate(olmoe_folder, ours.ids[: ours.prompt_length], steps)
+    assert list(ours.ids) == ids
+    fed = len(ids) - 1  # the last generated token is never fed
+    for layer, cache in enumerate(ours.cache):
+        keys, values = cache_arrays(past, layer)  # [kv, positions, d]
+        np.testing.assert_allclose(cache.keys, keys[:, :fed], atol=1e-6)
+        np.testing.assert_allclose(cache.values, values[:, :fed], atol=1e-6)
