@@ -256,3 +256,16 @@ def check_knockout_and_edit(folder: Path, text: str, o_proj: str, d_k: int, back
     assert_like_reference(run, reference(lambda w: w[:, :d_k].mul_(2.0)))
     base = model_run(folder, text, dtype="float64", backend=backend)
     assert np.abs(run.logits - base.logits).max() > 1e-3  # the edit changed the output
+
+
+def sharp_copy(folder: Path, into: Path, text: str) -> Path:
+    """A copy of checkpoint ``folder`` in ``into`` with its query and key weights scaled so
+    layer 0's rows peak near 0.6 on ``text`` (:func:`exact_reference.sharpen`)."""
+    import shutil
+
+    from attention_explorer.pretrained import model_run
+    from tests.models.exact_reference import sharpen
+
+    shutil.copytree(folder, into, dirs_exist_ok=True)
+    sharpen(into, list(model_run(into, text, dtype="float64").ids))
+    return into

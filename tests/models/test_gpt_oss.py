@@ -25,13 +25,13 @@ from tests.models.conftest import (
     check_knockout_and_edit,
     layer_session,
     rewrite_config,
+    sharp_copy,
 )
 from tests.models.exact_reference import (
     exact_float64,
     forward_reference,
     load_float64,
     run_reference,
-    sharpen,
 )
 
 torch = pytest.importorskip("torch")
@@ -97,10 +97,7 @@ def oss_folder(tmp_path_factory):
 @pytest.fixture(scope="module")
 def sharp_folder(oss_folder, tmp_path_factory):
     """The same checkpoint with q and k scaled so layer 0's rows peak near 0.6."""
-    folder = tmp_path_factory.mktemp("gpt-oss-sharp")
-    shutil.copytree(oss_folder, folder, dirs_exist_ok=True)
-    sharpen(folder, list(model_run(folder, TEXT, dtype="float64").ids))
-    return folder
+    return sharp_copy(oss_folder, tmp_path_factory.mktemp("gpt-oss-sharp"), TEXT)
 
 
 @pytest.fixture

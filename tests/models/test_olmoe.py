@@ -19,8 +19,9 @@ from tests.models.conftest import (
     check_knockout_and_edit,
     random_checkpoint,
     rewrite_config,
+    sharp_copy,
 )
-from tests.models.exact_reference import mean_row_max, run_reference, sharpen
+from tests.models.exact_reference import mean_row_max, run_reference
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -48,10 +49,7 @@ def olmoe_folder(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def sharp_folder(olmoe_folder, tmp_path_factory):
-    folder = tmp_path_factory.mktemp("olmoe_sharp")
-    shutil.copytree(olmoe_folder, folder, dirs_exist_ok=True)
-    sharpen(folder, model_run(folder, TEXT, dtype="float64").ids)
-    return folder
+    return sharp_copy(olmoe_folder, tmp_path_factory.mktemp("olmoe_sharp"), TEXT)
 
 
 @pytest.fixture(scope="module")

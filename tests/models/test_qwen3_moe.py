@@ -21,8 +21,9 @@ from tests.models.conftest import (
     check_knockout_and_edit,
     random_checkpoint,
     rewrite_config,
+    sharp_copy,
 )
-from tests.models.exact_reference import mean_row_max, run_reference, sharpen
+from tests.models.exact_reference import mean_row_max, run_reference
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -55,10 +56,7 @@ def moe_folder(tmp_path_factory):
 @pytest.fixture(scope="module")
 def sharp_folder(moe_folder, tmp_path_factory):
     """The same checkpoint with QK-norm weights scaled so layer 0's rows peak near 0.6."""
-    folder = tmp_path_factory.mktemp("qwen3_moe_sharp")
-    shutil.copytree(moe_folder, folder, dirs_exist_ok=True)
-    sharpen(folder, model_run(folder, TEXT, dtype="float64").ids)
-    return folder
+    return sharp_copy(moe_folder, tmp_path_factory.mktemp("qwen3_moe_sharp"), TEXT)
 
 
 @pytest.fixture(scope="module")
